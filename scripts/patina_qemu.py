@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Boot patina under QEMU and judge the run by what the kernel prints.
+
+One place for the QEMU command line and for reading a run's output; both
+scripts/run and the 'kernel' test suite use it. QEMU exits 0 after any SBI
+shutdown (PLATFORM.md), so the verdict never comes from QEMU's status:
+
+  patina: exit <N>   the command finished with status N   -> N
+  panic: ...         the kernel panicked                    -> 70
+  no exit line       QEMU ended early / the run broke       -> 125
+  time limit passed  hang                                   -> 124
+"""
+import argparse
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+EXIT_PANIC = 70
+EXIT_TIMEOUT = 124
+EXIT_BROKEN = 125
+
+BANNER_RE = re.compile(
+    r"^patina: (\d+) harts, (sv39|sv48), (\d+) MiB, mm=(adv|rw|vma)\s*$")
+EXIT_RE = re.compile(r"^patina: exit (-?\d+)\s*$")
+SELFTEST_RE = re.compile(r"^selftest: (\d+) passed, (\d+) failed\s*$")
+
+
+def add_boot_args(p):
+    """The boot flags shared by scripts/run and the test drivers."""
+    p.add_argument("--kernel", required=True, help="path to patina.elf")
+    p.add_argument("--smp", type=int, default=4)
+    p.add_argument("--mem", default="512M")
+    p.add_argument("--paging", choices=["sv39", "sv48"])
+    p.add_argument("--mm", choices=["adv", "rw", "vma"], default="adv")
+    p.add_argument("--icount", action="store_true")
+    p.add_argument("--gdb", action="store_true")
+    p.add_argument("--cmd")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="seconds before a --cmd run counts as hung")
+
+
+def bootargs(opts):
+    words = []
+    if opts.paging:
+        words.append("paging=" + opts.paging)
+    words.append("mm=" + opts.mm)
+    if opts.cmd is not None:
+        words += ["--", opts.cmd]
+    return " ".join(words)
+
+
+def qemu_command(opts, extra=(), interactive=False):
+    """Return the argv that boots the kernel with these options."""
+    qemu = shutil.which("qemu-system-riscv64") or "qemu-system-riscv64"
+    argv = [qemu, "-machine", "virt", "-bios", "default",
+            "-smp", str(opts.smp), "-m", opts.mem,
+            "-kernel", opts.kernel, "-append", bootargs(opts)]
+    if opts.icount:
+        # Exact, repeatable instruction counts; all harts on one host thread.
+        argv += ["-icount", "shift=0"]
+    else:
+        argv += ["-accel", "tcg,thread=multi"]
+    if interactive:
+        argv += ["-nographic"]
+    else:
+        argv += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
+    if opts.gdb:
+        argv += ["-s", "-S"]
+    return argv + list(extra)
+
+
+class Run:
+    """What one non-interactive boot printed, and its verdict."""
+
+    def __init__(self):
+        self.lines = []
+        self.status = None
+        self.timed_out = False
+
+    def banner(self):
+        for ln in self.lines:
+            m = BANNER_RE.match(ln)
+            if m:
+                return m
+        return None
+
+    def exit_line(self):
+        for ln in self.lines:
+            m = EXIT_RE.match(ln)
+            if m:
+                return int(m.group(1))
+        return None
+
+    def panicked(self):
+        return any(ln.startswith("panic:") for ln in self.lines)
+
+    def verdict(self):
+        if self.panicked():
+            return EXIT_PANIC
+        if self.timed_out:
+            return EXIT_TIMEOUT
+        code = self.exit_line()
+        if code is None or self.banner() is None:
+            return EXIT_BROKEN
+        return code & 0xff if code >= 0 else EXIT_BROKEN
+
+
+def run_captured(argv, timeout, echo=True):
+    """Run QEMU, stream its output, stop at the exit line, a panic or the
+    time limit. Returns a Run."""
+    run = Run()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    deadline = time.monotonic() + timeout
+    grace_until = None  # after the verdict line, give the shutdown a moment
+    buf = b""
+    fd = proc.stdout.fileno()
+    try:
+        while True:
+            now = time.monotonic()
+            limit = grace_until if grace_until is not None else deadline
+            if now >= limit:
+                if grace_until is None:
+                    run.timed_out = True
+                break
+            r, _, _ = select.select([fd], [], [], min(1.0, limit - now))
+            if not r:
+                if proc.poll() is not None:
+                    break
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            if echo:
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.flush()
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                text = line.decode("utf-8", "replace").rstrip("\r")
+                run.lines.append(text)
+                if grace_until is None and (EXIT_RE.match(text) or
+                                            text.startswith("panic:")):
+                    # A panic prints its report after the first line.
+                    grace_until = time.monotonic() + 3.0
+    finally:
+        if buf:
+            run.lines.append(buf.decode("utf-8", "replace"))
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=5)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    return run
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_boot_args(p)
+    p.add_argument("extra", nargs="*", help="more QEMU arguments (after --)")
+    opts = p.parse_args()
+    if opts.gdb:
+        print("patina: QEMU waits for a debugger on tcp::1234. In another shell:\n"
+              "  gdb-multiarch %s -ex 'target remote :1234'" % opts.kernel,
+              file=sys.stderr)
+    if opts.cmd is None:
+        argv = qemu_command(opts, opts.extra, interactive=True)
+        print("patina: interactive shell; quit QEMU with Ctrl-A X", file=sys.stderr)
+        os.execvp(argv[0], argv)
+    timeout = opts.timeout if not opts.gdb else 1e9
+    run = run_captured(qemu_command(opts, opts.extra), timeout)
+    code = run.verdict()
+    if code == EXIT_TIMEOUT:
+        print("\npatina-run: no result after %gs; counted as a hang" % timeout,
+              file=sys.stderr)
+    elif code == EXIT_BROKEN:
+        print("\npatina-run: the run ended without a banner or an exit line",
+              file=sys.stderr)
+    elif code == EXIT_PANIC:
+        print("\npatina-run: kernel panic", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""One QEMU boot of patina, judged by its output (suite 'kernel').
+
+Fails on: a missing or wrong banner, a failed or missing selftest summary, a
+panic, a hang, or an exit status other than the one expected.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+import patina_qemu as pq  # noqa: E402
+
+
+def mib(size):
+    units = {"M": 1, "G": 1024}
+    return int(size[:-1]) * units[size[-1].upper()]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    pq.add_boot_args(p)
+    p.add_argument("--expect-status", default="0",
+                   help="exact status, or 'nonzero'")
+    p.add_argument("--expect-line", action="append", default=[],
+                   help="a substring some output line must contain")
+    p.add_argument("--expect-mib", type=int,
+                   help="RAM the banner must report (default: from --mem)")
+    p.add_argument("--expect-paging",
+                   help="paging mode the banner must report (default: --paging, else sv48)")
+    p.add_argument("extra", nargs="*")
+    opts = p.parse_args()
+
+    run = pq.run_captured(pq.qemu_command(opts, opts.extra), opts.timeout,
+                          echo=True)
+    errors = []
+    m = run.banner()
+    if m is None:
+        errors.append("no banner line")
+    else:
+        want = (opts.smp, opts.expect_paging or opts.paging or "sv48",
+                opts.expect_mib if opts.expect_mib is not None else mib(opts.mem),
+                opts.mm)
+        got = (int(m.group(1)), m.group(2), int(m.group(3)), m.group(4))
+        if got != want:
+            errors.append("banner says %s, expected %s" % (got, want))
+    if run.panicked():
+        errors.append("kernel panic")
+    if run.timed_out:
+        errors.append("hang: no exit line within %gs" % opts.timeout)
+    if opts.cmd == "selftest":
+        sums = [pq.SELFTEST_RE.match(ln) for ln in run.lines]
+        sums = [s for s in sums if s]
+        if not sums:
+            errors.append("no 'selftest: P passed, F failed' line")
+        elif int(sums[-1].group(2)) != 0 or int(sums[-1].group(1)) == 0:
+            errors.append("selftest: %s passed, %s failed" % sums[-1].groups())
+    for want_line in opts.expect_line:
+        if not any(want_line in ln for ln in run.lines):
+            errors.append("no line contains %r" % want_line)
+    code = run.verdict()
+    if opts.expect_status == "nonzero":
+        if code == 0:
+            errors.append("exit status 0, expected non-zero")
+        elif code in (pq.EXIT_TIMEOUT, pq.EXIT_BROKEN, pq.EXIT_PANIC):
+            errors.append("exit status %d is a hang/breakage, not a refusal" % code)
+    elif code != int(opts.expect_status):
+        errors.append("exit status %d, expected %s" % (code, opts.expect_status))
+
+    for e in errors:
+        print("boot_test: FAIL: " + e, file=sys.stderr)
+    if not errors:
+        print("boot_test: ok (status %d)" % code)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
