@@ -1,0 +1,90 @@
+/* Transactions on an address space (the paper's RCursor).
+ *
+ * The contract, stated once:
+ *  - mm_lock(c, as, start, end) acquires [start, end) of `as` exclusively:
+ *    overlapping transactions serialise, disjoint ones run in parallel.
+ *    Before it takes any lock it refills this hart's pool of zeroed PT pages.
+ *  - Between mm_lock and mm_release, mm_query / mm_map / mm_mark / mm_unmap
+ *    act on sub-ranges of the locked range. Each either succeeds completely
+ *    or fails with an error code and leaves the tree as it was (it reserves
+ *    every frame it may need before it changes anything).
+ *  - mm_release commits: TLB flush of what was removed or downgraded, then
+ *    locks are dropped, then unmapped frames go to plat->frame_release and
+ *    removed PT pages are freed (adv: after an RCU grace period).
+ *  - A cursor belongs to one thread; it may not be held across a return to
+ *    user mode or a blocking wait. Do not lock a second range while holding
+ *    one (deadlock); lock the union instead.
+ *  - The last page of the 64-bit space cannot be locked (end is exclusive).
+ */
+#ifndef CORTENMM_CURSOR_H
+#define CORTENMM_CURSOR_H
+
+#include "mm.h"
+
+#define MM_CURSOR_BATCH 32     /* released data pages batched per TLB flush */
+#define MM_CURSOR_RESV  (4 * MM_MAX_LEVELS + 4)
+
+struct mm_cursor {
+	struct mm_as *as;
+	uint64_t start, last;           /* locked range, inclusive */
+	struct mm_page *cover;          /* covering PT page */
+	unsigned cover_level;
+	uint64_t cover_base;            /* VA of the covering page's first entry */
+	struct mm_page *rlocked[MM_MAX_LEVELS]; /* rw: read-locked ancestors */
+	unsigned nr_rlocked;
+	/* pending TLB flush */
+	bool flush;
+	uint64_t flush_lo, flush_hi;    /* inclusive */
+	/* data pages to release after the flush */
+	unsigned nr_rel;
+	uint64_t rel_pa[MM_CURSOR_BATCH];
+	uint8_t rel_level[MM_CURSOR_BATCH];
+	/* PT pages / metadata arrays unlinked, freed after the flush */
+	struct mm_page *dead;
+	/* frames reserved by the operation in progress */
+	unsigned nr_resv;
+	uint64_t resv[MM_CURSOR_RESV];
+};
+
+/* Lock [start, end) of as. end exclusive, both 4 KiB aligned, start < end,
+ * inside [as->lo, as->last].
+ * MM_OK; MM_EALIGN, MM_ERANGE, MM_EOUTSIDE (nothing held); MM_ENOMEM
+ * (adv could not create a PT page on its path; nothing held). */
+int mm_lock(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t end);
+
+/* Commit and drop the cursor (see contract above). Cannot fail. */
+void mm_release(struct mm_cursor *c);
+
+/* Status of the page containing va (inside the locked range).
+ * MM_OK or MM_ENOTLOCKED. */
+int mm_query(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+
+/* Map one page of size 4 KiB << 9*(level-1) at va -> pa. va and pa aligned
+ * to that size; the arch must allow a leaf at that level; prot includes
+ * MM_PROT_R; flags MM_MAP_COW or 0. The page may be invalid, reserved,
+ * swapped or pager-managed (its status is replaced); if any part of it is
+ * mapped or COW: MM_EEXIST. Otherwise MM_EALIGN, MM_EHUGE, MM_EPROT,
+ * MM_EINVAL, MM_ENOTLOCKED, MM_ENOMEM. The frame is owned by the AS from
+ * now on and handed to plat->frame_release when unmapped. */
+int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
+	   unsigned prot, unsigned flags);
+
+/* Map [va, va+len) -> [pa, pa+len) with the largest pages alignment and the
+ * arch allow (kernel direct map, kernel image). Same errors as mm_map; on
+ * failure the pages mapped so far by this call are unmapped again. */
+int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
+		 unsigned prot);
+
+/* Set the status of every page in [va, va+len): st->kind is INVALID,
+ * RESERVED, SWAPPED or PAGER. Fails with MM_EMAPPED if any page there is
+ * mapped or COW. Whole aligned blocks are recorded at the highest level
+ * (no leaf tables); tables that become empty are removed.
+ * Otherwise MM_EALIGN, MM_ERANGE, MM_EINVAL, MM_ENOTLOCKED, MM_ENOMEM. */
+int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st);
+
+/* Make every page in [va, va+len) invalid, whatever it was. Mapped pages
+ * are released after the TLB flush; huge pages cut by the range are split.
+ * Empty PT pages are removed. MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED, MM_ENOMEM. */
+int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
+
+#endif

@@ -1,0 +1,102 @@
+/* CortenMM: address spaces, the protocol tables and the checker.
+ *
+ * One level of truth: an address space is its page-table tree; per-PTE
+ * metadata (see status.h) records what the hardware cannot. Everything is
+ * done through transactions (cursor.h).
+ *
+ * Building the kernel address space (boot):
+ *   mm_as_init(&kas, arch, &mm_proto_adv, plat, arch->kernel_lo,
+ *              arch->kernel_last, ctx);
+ *   mm_lock(&c, &kas, start, end);   // e.g. the direct map's range
+ *   mm_map_range(&c, va, pa, len, prot);   // 1 GiB / 2 MiB / 4 KiB pages
+ *   mm_release(&c);
+ *   ... kernel image, MMIO ...
+ *   mm_as_kernel_seal(&kas);  // give every empty root slot of the kernel
+ *                             // half a (shared, empty) table
+ *   satp = mode | (mm_as_root_pa(&kas) >> 12);
+ * Until paging is on, plat->phys_to_virt is the identity.
+ *
+ * User address spaces: mm_as_init(&uas, arch, proto, plat, arch->user_lo,
+ * arch->user_last, ctx) then mm_as_share_kernel(&uas, &kas): the kernel
+ * half of the root is copied from the sealed kernel root; transactions on
+ * uas only ever touch its user half. */
+#ifndef CORTENMM_MM_H
+#define CORTENMM_MM_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "errors.h"
+#include "status.h"
+#include "pt_arch.h"
+#include "platform.h"
+
+struct mm_cursor;
+struct mm_protocol;
+
+struct mm_as {
+	const struct pt_arch *arch;
+	const struct mm_protocol *proto;
+	const struct mm_platform *plat;
+	uint64_t root_pa;
+	uint64_t lo, last;        /* transactions must stay inside [lo, last] */
+	void *ctx;                /* platform's own per-AS data (hart mask, ASID) */
+	uint64_t nr_frames;       /* PT pages + metadata arrays owned (atomic) */
+};
+
+/* A locking protocol: how a cursor acquires and drops its range, and how
+ * removed PT pages are retired. Selected per address space at run time. */
+struct mm_protocol {
+	const char *name;   /* "rw" or "adv" */
+	/* Acquire c->start..c->last of c->as; fill c->cover*. May create PT
+	 * pages (adv). MM_OK or MM_ENOMEM (then nothing is held). */
+	int (*lock)(struct mm_cursor *c);
+	/* Drop every lock the cursor holds (after its flush). */
+	void (*unlock)(struct mm_cursor *c);
+	/* A PT page was created under the cursor (adv: locked at birth). */
+	void (*born)(struct mm_cursor *c, struct mm_page *pg);
+	/* A PT page was unlinked from its parent under the cursor (adv: mark
+	 * its subtree stale, unlock). Freed later by mm_release. */
+	void (*unlinked)(struct mm_cursor *c, struct mm_page *pg);
+	/* After the TLB flush: free the PT page (adv: after an RCU grace period). */
+	void (*retire)(struct mm_as *as, struct mm_page *pg);
+};
+
+extern const struct mm_protocol mm_proto_rw;
+extern const struct mm_protocol mm_proto_adv;
+/* "rw" / "adv" -> table, NULL if unknown. */
+const struct mm_protocol *mm_proto_by_name(const char *name);
+/* "sv39" / "sv48" / "x86_64" -> table, NULL if unknown. */
+const struct pt_arch *mm_arch_by_name(const char *name);
+
+/* Create an empty address space whose transactions are confined to
+ * [lo, last] (page aligned lo, last+1 page aligned or last = ~0). Allocates
+ * the root. MM_OK, MM_ENOMEM, MM_EALIGN, MM_ERANGE. */
+int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
+	       const struct mm_protocol *proto, const struct mm_platform *plat,
+	       uint64_t lo, uint64_t last, void *ctx);
+
+/* Kernel AS: allocate an empty table for every root entry of
+ * [as->lo, as->last] that is still empty, so the root's kernel half never
+ * changes again and can be shared. Call before the first mm_as_share_kernel.
+ * MM_OK or MM_ENOMEM (then nothing changed). */
+int mm_as_kernel_seal(struct mm_as *kas);
+
+/* Copy the root entries of kas's range into as's root (which must not use
+ * them). No transaction on `as` may touch that range. */
+void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas);
+
+/* Unmap everything in [as->lo, as->last], release all PT pages (after
+ * flush and grace period) and the root. No cursor may be live. */
+void mm_as_destroy(struct mm_as *as);
+
+static inline uint64_t mm_as_root_pa(const struct mm_as *as) { return as->root_pa; }
+
+/* Well-formedness check of the whole tree under [as->lo, as->last]. Needs
+ * exclusive use (no live cursor). Checks: levels, nr_live counts, metadata
+ * consistent with entries, leaves only where the arch allows, aligned
+ * addresses, no PT page reachable twice, no stale or locked page reachable,
+ * and the count of PT pages + metadata arrays equals as->nr_frames.
+ * MM_OK, or MM_EINVAL with a reason in *why (static string). */
+int mm_wf_check(struct mm_as *as, const char **why);
+
+#endif

@@ -1,0 +1,120 @@
+/* The platform table: everything the core needs from its environment.
+ * Two implementations exist: the kernel's (kernel/) and the host test
+ * platform on pthreads (tests/host/). The core calls nothing else: no libc,
+ * no kernel headers.
+ *
+ * Physical memory: the core allocates only single 4 KiB frames (PT pages
+ * and per-PTE metadata arrays) and names them by physical address. It
+ * reaches their contents through phys_to_virt, and their descriptors
+ * (struct mm_page, one per frame, indexed by PFN, storage owned by the
+ * platform) through page_desc. */
+#ifndef CORTENMM_PLATFORM_H
+#define CORTENMM_PLATFORM_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MM_NOFRAME (~0ull)
+
+/* Lock word, used by the core's default locks (mm_lock_*). 0 = free. */
+typedef struct { uint32_t v; } mm_lock_t;
+
+struct mm_rcu_head {
+	struct mm_rcu_head *next;
+	void (*fn)(struct mm_rcu_head *);
+};
+
+/* Descriptor of one physical frame. The platform provides an array of them
+ * indexed by PFN, zero-initialised; the core owns the fields of frames it
+ * uses as PT pages or metadata arrays. */
+struct mm_page {
+	mm_lock_t lock;          /* rw: rwlock word; adv: spinlock word */
+	uint8_t level;           /* PT page: its level (1 = leaf table); 0 otherwise */
+	uint8_t flags;           /* MM_PG_* (STALE read lock-free, atomically) */
+	uint16_t nr_live;        /* entries that are present or carry a status */
+	uint64_t pa;             /* this frame's physical address */
+	uint64_t meta_pa;        /* per-PTE metadata array, or 0 when none yet */
+	struct mm_page *next;    /* cursor's list of removed PT pages */
+	struct mm_rcu_head rcu;  /* deferred free after a grace period */
+	uint32_t wf_mark;        /* well-formedness checker's visit stamp */
+};
+#define MM_PG_PT    0x01u
+#define MM_PG_STALE 0x02u
+
+/* Per-hart pool of pre-zeroed 4 KiB frames. The core refills it at the
+ * start of mm_lock (before any lock) and draws PT pages and metadata
+ * arrays from it, falling back to pt_alloc when it runs dry. */
+#define MM_POOL_SIZE 32
+struct mm_pool {
+	unsigned n;
+	uint64_t pa[MM_POOL_SIZE];
+};
+
+struct mm_as;
+
+struct mm_platform {
+	/* --- memory --- */
+	/* One 4 KiB frame for a PT page or metadata array; MM_NOFRAME when out
+	 * of memory. Contents need not be zero (the core zeroes). May be called
+	 * with core locks held: must not sleep. */
+	uint64_t (*pt_alloc)(void);
+	/* Give back a frame from pt_alloc. Called after RCU/TLB deferral. */
+	void (*pt_free)(uint64_t pa);
+	/* The kernel-virtual address of physical pa (PT/metadata frames). */
+	void *(*phys_to_virt)(uint64_t pa);
+	/* Descriptor of the frame containing pa (never NULL for pt_alloc frames). */
+	struct mm_page *(*page_desc)(uint64_t pa);
+	/* A data page of size 4 KiB << 9*(level-1) at pa stopped being mapped
+	 * (unmap), after the TLB flush. The platform drops its reference. Huge
+	 * mappings split by a partial unmap come back as smaller pieces. */
+	void (*frame_release)(uint64_t pa, unsigned level);
+
+	/* --- harts --- */
+	/* This hart's pool; may be NULL (no pool: allocate on demand). Only
+	 * called inside rcu_read_lock()..rcu_read_unlock() or while the core
+	 * holds a spinlock, so the hart cannot change under the core. */
+	struct mm_pool *(*pool)(void);
+	/* Spin-wait hint (cpu pause / sched_yield). */
+	void (*relax)(void);
+
+	/* --- locks: optional. NULL = the core's own atomics (mm/core/lock.c).
+	 * spin_*: mutual exclusion; read_* / write_*: a readers-writer lock. In
+	 * a kernel they must disable preemption while held. */
+	void (*spin_lock)(mm_lock_t *);
+	void (*spin_unlock)(mm_lock_t *);
+	void (*read_lock)(mm_lock_t *);
+	void (*read_unlock)(mm_lock_t *);
+	void (*write_lock)(mm_lock_t *);
+	void (*write_unlock)(mm_lock_t *);
+	/* Preemption/interrupt guard taken around the core's own locks when the
+	 * lock hooks above are NULL; may be NULL on the host. Nesting counts. */
+	void (*preempt_disable)(void);
+	void (*preempt_enable)(void);
+
+	/* --- RCU --- */
+	/* Read-side section (kernel: preemption off). adv walks under it. */
+	void (*rcu_read_lock)(void);
+	void (*rcu_read_unlock)(void);
+	/* Call fn(head) once every hart has passed a quiescent state after
+	 * this call. Must not allocate; head is embedded in struct mm_page. */
+	void (*rcu_defer)(struct mm_rcu_head *head, void (*fn)(struct mm_rcu_head *));
+
+	/* --- TLB --- */
+	/* Entries in [start, end) of `as` were removed or downgraded. Return
+	 * only when no hart can use the old translations any more (flush every
+	 * hart that ran `as`; as->ctx is the platform's per-AS data, e.g. hart
+	 * mask and ASID). Called by mm_release (and mid-transaction when the
+	 * cursor's batch of released frames fills) WHILE THE CURSOR STILL HOLDS
+	 * ITS PT-PAGE LOCKS, so that no other transaction can see the range
+	 * committed before the flush. A kernel must therefore flush by means
+	 * that do not need the targets to take those locks (SBI RFENCE does).
+	 * Data frames and PT pages are released only after this returns. */
+	void (*tlb_flush)(struct mm_as *as, uint64_t start, uint64_t end);
+
+	/* --- diagnostics --- */
+	/* Broken invariant inside the core: does not return. */
+	void (*panic)(const char *msg);
+};
+
+#endif

@@ -1,0 +1,64 @@
+/* The paging trait table: everything the core needs to know about one
+ * ISA's radix page table. The core never asks which ISA it runs on; it
+ * only calls through this table. Instances: mm_arch_sv39, mm_arch_sv48
+ * (arch-riscv/pt/), mm_arch_x86_64 (arch-x86/).
+ *
+ * Levels are numbered from the leaves: level 1 entries map 4 KiB, level 2
+ * entries 4 KiB << bits_per_level, ..., level `levels` is the root. */
+#ifndef CORTENMM_PT_ARCH_H
+#define CORTENMM_PT_ARCH_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define MM_PAGE_SHIFT 12
+#define MM_PAGE_SIZE  (1ull << MM_PAGE_SHIFT)
+#define MM_MAX_LEVELS 5
+
+struct pt_arch {
+	const char *name;          /* "sv39", "sv48", "x86_64" */
+	unsigned levels;           /* 3 (Sv39) or 4 */
+	unsigned bits_per_level;   /* 9 everywhere here */
+	unsigned va_bits;          /* 39 or 48: addresses sign-extend bit va_bits-1 */
+	uint32_t leaf_levels;      /* bit L set: a leaf (page) may sit at level L */
+	uint64_t user_lo, user_last;    /* user half, inclusive bounds */
+	uint64_t kernel_lo, kernel_last;/* kernel half, inclusive bounds */
+
+	/* Entry constructors. pa is aligned to the level's page size; prot is
+	 * MM_PROT_* and includes MM_PROT_R. */
+	uint64_t (*make_leaf)(uint64_t pa, unsigned prot, unsigned level);
+	uint64_t (*make_table)(uint64_t child_pa);
+
+	/* Decoders. An entry is empty iff !present. A present entry at level 1
+	 * is always a leaf. */
+	bool (*present)(uint64_t pte);
+	bool (*is_leaf)(uint64_t pte, unsigned level);
+	uint64_t (*addr)(uint64_t pte, unsigned level);  /* table: child pa; leaf: page pa */
+	unsigned (*prot)(uint64_t pte);                   /* leaf perms as MM_PROT_* */
+	bool (*accessed)(uint64_t pte);
+	bool (*dirty)(uint64_t pte);
+};
+
+extern const struct pt_arch mm_arch_sv39;
+extern const struct pt_arch mm_arch_sv48;
+extern const struct pt_arch mm_arch_x86_64;
+
+/* Span of one entry at level L (bytes): 4 KiB << (bits_per_level*(L-1)). */
+static inline unsigned pt_shift(const struct pt_arch *a, unsigned level)
+{
+	return MM_PAGE_SHIFT + a->bits_per_level * (level - 1);
+}
+static inline unsigned pt_index(const struct pt_arch *a, uint64_t va, unsigned level)
+{
+	return (unsigned)((va >> pt_shift(a, level)) & ((1u << a->bits_per_level) - 1));
+}
+static inline unsigned pt_entries(const struct pt_arch *a)
+{
+	return 1u << a->bits_per_level;
+}
+static inline bool pt_leaf_ok(const struct pt_arch *a, unsigned level)
+{
+	return (a->leaf_levels >> level) & 1u;
+}
+
+#endif
