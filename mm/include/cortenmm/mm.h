@@ -65,7 +65,8 @@ extern const struct mm_protocol mm_proto_rw;
 extern const struct mm_protocol mm_proto_adv;
 /* "rw" / "adv" -> table, NULL if unknown. */
 const struct mm_protocol *mm_proto_by_name(const char *name);
-/* "sv39" / "sv48" / "x86_64" -> table, NULL if unknown. */
+/* "sv39" / "sv48" / "x86_64" -> table, NULL if unknown. Not in the core
+ * (the kernel links only the RISC-V tables): defined in tests/host. */
 const struct pt_arch *mm_arch_by_name(const char *name);
 
 /* Create an empty address space whose transactions are confined to

@@ -30,13 +30,14 @@ struct mm_rcu_head {
  * uses as PT pages or metadata arrays. */
 struct mm_page {
 	mm_lock_t lock;          /* rw: rwlock word; adv: spinlock word */
-	uint8_t level;           /* PT page: its level (1 = leaf table); 0 otherwise */
-	uint8_t flags;           /* MM_PG_* (STALE read lock-free, atomically) */
+	uint32_t flags;          /* MM_PG_* (STALE read lock-free, atomically) */
+	uint16_t level;          /* PT page: its level (1 = leaf table); 0 otherwise */
 	uint16_t nr_live;        /* entries that are present or carry a status */
 	uint64_t pa;             /* this frame's physical address */
 	uint64_t meta_pa;        /* per-PTE metadata array, or 0 when none yet */
 	struct mm_page *next;    /* cursor's list of removed PT pages */
 	struct mm_rcu_head rcu;  /* deferred free after a grace period */
+	const struct mm_platform *plat; /* who frees it (set while deferred) */
 	uint32_t wf_mark;        /* well-formedness checker's visit stamp */
 };
 #define MM_PG_PT    0x01u

@@ -1,0 +1,84 @@
+/* RISC-V Sv39 and Sv48 paging trait tables (privileged spec 1.12, 4.4/4.5).
+ * PTE: V R W X U G A D in bits 0..7, PPN in bits 10..53. A present entry
+ * with R=W=X=0 points to the next level. The MMU sets A and D itself
+ * (PLATFORM.md), so leaves are made without them and the core treats A/D
+ * as hardware-owned bits of live entries. */
+#include "cortenmm/pt_arch.h"
+#include "cortenmm/status.h"
+
+#define SV_V (1ull << 0)
+#define SV_R (1ull << 1)
+#define SV_W (1ull << 2)
+#define SV_X (1ull << 3)
+#define SV_U (1ull << 4)
+#define SV_G (1ull << 5)
+#define SV_A (1ull << 6)
+#define SV_D (1ull << 7)
+#define SV_PPN_SHIFT 10
+#define SV_PPN_MASK  ((1ull << 44) - 1)
+
+static uint64_t sv_make_leaf(uint64_t pa, unsigned prot, unsigned level)
+{
+	(void)level;
+	uint64_t e = SV_V | ((pa >> MM_PAGE_SHIFT) << SV_PPN_SHIFT);
+	if (prot & MM_PROT_R) e |= SV_R;
+	if (prot & MM_PROT_W) e |= SV_W;
+	if (prot & MM_PROT_X) e |= SV_X;
+	if (prot & MM_PROT_U) e |= SV_U;
+	if (prot & MM_PROT_G) e |= SV_G;
+	return e;
+}
+
+static uint64_t sv_make_table(uint64_t child_pa)
+{
+	return SV_V | ((child_pa >> MM_PAGE_SHIFT) << SV_PPN_SHIFT);
+}
+
+static bool sv_present(uint64_t pte) { return pte & SV_V; }
+
+static bool sv_is_leaf(uint64_t pte, unsigned level)
+{
+	return level == 1 || (pte & (SV_R | SV_W | SV_X));
+}
+
+static uint64_t sv_addr(uint64_t pte, unsigned level)
+{
+	(void)level;
+	return ((pte >> SV_PPN_SHIFT) & SV_PPN_MASK) << MM_PAGE_SHIFT;
+}
+
+static unsigned sv_prot(uint64_t pte)
+{
+	unsigned p = 0;
+	if (pte & SV_R) p |= MM_PROT_R;
+	if (pte & SV_W) p |= MM_PROT_W;
+	if (pte & SV_X) p |= MM_PROT_X;
+	if (pte & SV_U) p |= MM_PROT_U;
+	if (pte & SV_G) p |= MM_PROT_G;
+	return p;
+}
+
+static bool sv_accessed(uint64_t pte) { return pte & SV_A; }
+static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
+
+const struct pt_arch mm_arch_sv39 = {
+	.name = "sv39", .levels = 3, .bits_per_level = 9, .va_bits = 39,
+	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
+	.user_lo = 0, .user_last = (1ull << 38) - 1,
+	.kernel_lo = ~0ull << 38, .kernel_last = ~0ull,
+	.make_leaf = sv_make_leaf, .make_table = sv_make_table,
+	.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,
+	.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,
+};
+
+/* Sv48 also allows 512 GiB leaves at level 4; we do not offer them (the
+ * other arches have no equivalent and nothing here needs them). */
+const struct pt_arch mm_arch_sv48 = {
+	.name = "sv48", .levels = 4, .bits_per_level = 9, .va_bits = 48,
+	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
+	.user_lo = 0, .user_last = (1ull << 47) - 1,
+	.kernel_lo = ~0ull << 47, .kernel_last = ~0ull,
+	.make_leaf = sv_make_leaf, .make_table = sv_make_table,
+	.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,
+	.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,
+};

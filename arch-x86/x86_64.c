@@ -1,0 +1,76 @@
+/* x86-64 4-level paging trait table (Intel SDM vol. 3, 4.5).
+ * Bits: P 0, RW 1, US 2, A 5, D 6, PS 7 (leaf at PDPT/PD level), G 8,
+ * NX 63; address in bits 12..51 (huge leaves: from their alignment up,
+ * bit 12 is PAT there). Reads are implied by P, so every mapping is
+ * readable; X is the absence of NX (EFER.NXE assumed). Table entries are
+ * permissive (P RW US): the leaf alone decides the rights. */
+#include "cortenmm/pt_arch.h"
+#include "cortenmm/status.h"
+
+#define X86_P  (1ull << 0)
+#define X86_RW (1ull << 1)
+#define X86_US (1ull << 2)
+#define X86_A  (1ull << 5)
+#define X86_D  (1ull << 6)
+#define X86_PS (1ull << 7)
+#define X86_G  (1ull << 8)
+#define X86_NX (1ull << 63)
+#define X86_ADDR 0x000ffffffffff000ull
+
+static uint64_t x86_span_mask(unsigned level)
+{
+	return (1ull << (MM_PAGE_SHIFT + 9 * (level - 1))) - 1;
+}
+
+static uint64_t x86_make_leaf(uint64_t pa, unsigned prot, unsigned level)
+{
+	uint64_t e = X86_P | (pa & X86_ADDR & ~x86_span_mask(level));
+	if (prot & MM_PROT_W) e |= X86_RW;
+	if (prot & MM_PROT_U) e |= X86_US;
+	if (prot & MM_PROT_G) e |= X86_G;
+	if (!(prot & MM_PROT_X)) e |= X86_NX;
+	if (level > 1) e |= X86_PS;
+	return e;
+}
+
+static uint64_t x86_make_table(uint64_t child_pa)
+{
+	return X86_P | X86_RW | X86_US | (child_pa & X86_ADDR);
+}
+
+static bool x86_present(uint64_t pte) { return pte & X86_P; }
+
+static bool x86_is_leaf(uint64_t pte, unsigned level)
+{
+	return level == 1 || (pte & X86_PS);
+}
+
+static uint64_t x86_addr(uint64_t pte, unsigned level)
+{
+	if (level > 1 && (pte & X86_PS))
+		return pte & X86_ADDR & ~x86_span_mask(level);
+	return pte & X86_ADDR;
+}
+
+static unsigned x86_prot(uint64_t pte)
+{
+	unsigned p = MM_PROT_R;
+	if (pte & X86_RW) p |= MM_PROT_W;
+	if (!(pte & X86_NX)) p |= MM_PROT_X;
+	if (pte & X86_US) p |= MM_PROT_U;
+	if (pte & X86_G) p |= MM_PROT_G;
+	return p;
+}
+
+static bool x86_accessed(uint64_t pte) { return pte & X86_A; }
+static bool x86_dirty(uint64_t pte) { return pte & X86_D; }
+
+const struct pt_arch mm_arch_x86_64 = {
+	.name = "x86_64", .levels = 4, .bits_per_level = 9, .va_bits = 48,
+	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
+	.user_lo = 0, .user_last = (1ull << 47) - 1,
+	.kernel_lo = ~0ull << 47, .kernel_last = ~0ull,
+	.make_leaf = x86_make_leaf, .make_table = x86_make_table,
+	.present = x86_present, .is_leaf = x86_is_leaf, .addr = x86_addr,
+	.prot = x86_prot, .accessed = x86_accessed, .dirty = x86_dirty,
+};

@@ -1,0 +1,96 @@
+/* The cursor's life: lock (validate, refill the pool, run the protocol),
+ * and release (flush, unlock, release frames, retire PT pages). The
+ * contract is in cortenmm/cursor.h. */
+#include "internal.h"
+
+/* Pool target: what the worst single operation can need (mark/unmap with
+ * splits at both edges, table + metadata per level). */
+static unsigned pool_target(const struct pt_arch *a)
+{
+	return 4 * a->levels;
+}
+
+int mm_lock(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t end)
+{
+	if ((start | end) & (MM_PAGE_SIZE - 1))
+		return MM_EALIGN;
+	if (end <= start)
+		return MM_ERANGE;
+	if (start < as->lo || end - 1 > as->last)
+		return MM_EOUTSIDE;
+	c->as = as;
+	c->start = start;
+	c->last = end - 1;
+	c->cover = 0;
+	c->nr_rlocked = 0;
+	c->flush = false;
+	c->nr_rel = 0;
+	c->dead = 0;
+	c->nr_resv = 0;
+	mm_pool_refill(as->plat, pool_target(as->arch));
+	int err = as->proto->lock(c);
+	if (err)
+		mm_resv_return(c);
+	return err;
+}
+
+void mm_cursor_flush_range(struct mm_cursor *c, uint64_t lo, uint64_t hi)
+{
+	if (!c->flush) {
+		c->flush = true;
+		c->flush_lo = lo;
+		c->flush_hi = hi;
+		return;
+	}
+	if (lo < c->flush_lo)
+		c->flush_lo = lo;
+	if (hi > c->flush_hi)
+		c->flush_hi = hi;
+}
+
+/* Flush what is pending, then hand the batched data pages back. Locks are
+ * still held (see platform.h on tlb_flush). */
+static void flush_now(struct mm_cursor *c)
+{
+	const struct mm_platform *p = c->as->plat;
+	if (c->flush) {
+		uint64_t end = c->flush_hi + 1; /* 0 only for the very top page */
+		p->tlb_flush(c->as, c->flush_lo, end);
+		c->flush = false;
+	}
+	for (unsigned i = 0; i < c->nr_rel; i++)
+		p->frame_release(c->rel_pa[i], c->rel_level[i]);
+	c->nr_rel = 0;
+}
+
+void mm_cursor_release_frame(struct mm_cursor *c, uint64_t pa, unsigned level)
+{
+	if (c->nr_rel == MM_CURSOR_BATCH)
+		flush_now(c);
+	c->rel_pa[c->nr_rel] = pa;
+	c->rel_level[c->nr_rel] = (uint8_t)level;
+	c->nr_rel++;
+}
+
+void mm_cursor_dead_pt(struct mm_cursor *c, struct mm_page *pg)
+{
+	__atomic_fetch_sub(&c->as->nr_frames, pg->meta_pa ? 2 : 1, __ATOMIC_RELAXED);
+	pg->next = c->dead;
+	c->dead = pg;
+}
+
+void mm_release(struct mm_cursor *c)
+{
+	struct mm_as *as = c->as;
+	mm_resv_return(c);
+	flush_now(c);
+	as->proto->unlock(c);
+	struct mm_page *pg = c->dead;
+	c->dead = 0;
+	while (pg) {
+		struct mm_page *next = pg->next;
+		as->proto->retire(as, pg);
+		pg = next;
+	}
+	c->as = 0;
+}

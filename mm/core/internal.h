@@ -1,0 +1,118 @@
+/* Private to the CortenMM core: entry access, metadata words, frames,
+ * locks. Nothing outside mm/core includes this. */
+#ifndef CORTENMM_INTERNAL_H
+#define CORTENMM_INTERNAL_H
+
+#include "cortenmm/cursor.h"
+
+/* --- per-PTE metadata word ---
+ * 0 means "no software status": the entry is MAPPED if its PTE is
+ * present, INVALID otherwise. Otherwise: kind 0..2, prot 3..7, dev 8..15,
+ * arg 16..55. Non-zero only on non-present entries (RESERVED, SWAPPED,
+ * PAGER) or on present leaves (COW). */
+static inline uint64_t meta_make(unsigned kind, unsigned prot, unsigned dev, uint64_t arg)
+{
+	return (uint64_t)(kind & 7) | ((uint64_t)(prot & 0x1f) << 3) |
+	       ((uint64_t)(dev & 0xff) << 8) | ((arg & MM_STATUS_ARG_MAX) << 16);
+}
+static inline unsigned meta_kind(uint64_t m) { return m & 7; }
+static inline unsigned meta_prot(uint64_t m) { return (m >> 3) & 0x1f; }
+static inline unsigned meta_dev(uint64_t m) { return (m >> 8) & 0xff; }
+static inline uint64_t meta_arg(uint64_t m) { return (m >> 16) & MM_STATUS_ARG_MAX; }
+
+/* --- atomics on entries (hardware may set A/D concurrently) --- */
+static inline uint64_t ent_load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void ent_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline uint64_t ent_xchg(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+
+static inline bool pg_stale(const struct mm_page *pg)
+{
+	return __atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & MM_PG_STALE;
+}
+
+static inline uint64_t *pg_ptes(const struct mm_as *as, const struct mm_page *pg)
+{
+	return (uint64_t *)as->plat->phys_to_virt(pg->pa);
+}
+static inline uint64_t *pg_meta(const struct mm_as *as, const struct mm_page *pg)
+{
+	return pg->meta_pa ? (uint64_t *)as->plat->phys_to_virt(pg->meta_pa) : 0;
+}
+static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *pg, unsigned i)
+{
+	uint64_t *m = pg_meta(as, pg);
+	return m ? m[i] : 0;
+}
+
+static inline uint64_t span_of(const struct pt_arch *a, unsigned level)
+{
+	return 1ull << pt_shift(a, level);
+}
+/* Sign-extend a VA from the arch's top bit (canonical form). */
+static inline uint64_t va_canon(const struct pt_arch *a, uint64_t va)
+{
+	unsigned s = 64 - a->va_bits;
+	return (uint64_t)((int64_t)(va << s) >> s);
+}
+/* Base VA of entry i of a page at `level` whose first entry is at base. */
+static inline uint64_t entry_base(const struct pt_arch *a, uint64_t base, unsigned level, unsigned i)
+{
+	return va_canon(a, base + (uint64_t)i * span_of(a, level));
+}
+/* Base VA of the page at `level` containing va (the root's base is 0). */
+static inline uint64_t node_base(const struct pt_arch *a, uint64_t va, unsigned level)
+{
+	if (level >= a->levels)
+		return 0;
+	return va & ~(span_of(a, level + 1) - 1);
+}
+
+static inline bool is_table(const struct pt_arch *a, uint64_t pte, unsigned level)
+{
+	return level > 1 && a->present(pte) && !a->is_leaf(pte, level);
+}
+
+static inline struct mm_page *child_of(const struct mm_as *as, uint64_t pte, unsigned level)
+{
+	return as->plat->page_desc(as->arch->addr(pte, level));
+}
+
+/* --- locks (lock.c): platform hooks or the core's atomics --- */
+void mm_spin_lock(const struct mm_platform *p, mm_lock_t *l);
+void mm_spin_unlock(const struct mm_platform *p, mm_lock_t *l);
+void mm_read_lock(const struct mm_platform *p, mm_lock_t *l);
+void mm_read_unlock(const struct mm_platform *p, mm_lock_t *l);
+void mm_write_lock(const struct mm_platform *p, mm_lock_t *l);
+void mm_write_unlock(const struct mm_platform *p, mm_lock_t *l);
+
+/* --- frames (frames.c) --- */
+void mm_zero_frame(const struct mm_platform *p, uint64_t pa);
+/* Refill this hart's pool up to `want` frames (best effort, no lock held). */
+void mm_pool_refill(const struct mm_platform *p, unsigned want);
+/* Make c->nr_resv >= n, from the pool or pt_alloc. MM_OK or MM_ENOMEM
+ * (what was taken stays reserved; mm_resv_return gives it back). */
+int mm_resv_fill(struct mm_cursor *c, unsigned n);
+/* One zeroed reserved frame (panics if the reservation was miscounted). */
+uint64_t mm_resv_pop(struct mm_cursor *c);
+/* Return unused reserved frames to the pool (or free them). */
+void mm_resv_return(struct mm_cursor *c);
+/* Turn a zeroed frame into a PT page at level, empty, unlocked. */
+struct mm_page *mm_pt_init(struct mm_as *as, uint64_t pa, unsigned level);
+/* Free a PT page and its metadata array now (no deferral). */
+void mm_pt_free_now(const struct mm_platform *p, struct mm_page *pg);
+
+/* Replace entry i (pte, meta) of pg at level L, which is not a table, by a
+ * new child (from the cursor's reservation: 1 frame, 2 with cmeta) that
+ * reproduces it; the child is announced with proto->born. (ops.c) */
+struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
+			 uint64_t pte, uint64_t meta, unsigned L, bool cmeta);
+
+/* --- cursor internals (cursor.c) --- */
+/* Note that [lo, hi] (inclusive) needs a TLB flush before commit. */
+void mm_cursor_flush_range(struct mm_cursor *c, uint64_t lo, uint64_t hi);
+/* Queue a data page for release after the flush (flushes early when full). */
+void mm_cursor_release_frame(struct mm_cursor *c, uint64_t pa, unsigned level);
+/* Queue an unlinked PT page for freeing after the flush. */
+void mm_cursor_dead_pt(struct mm_cursor *c, struct mm_page *pg);
+
+#endif

@@ -1,0 +1,101 @@
+/* The core's own spinlock and readers-writer lock on one 32-bit word, used
+ * when the platform leaves its lock hooks NULL. Writer-preferring: a
+ * waiting writer sets WAIT so new readers hold off (locks are only ever
+ * taken top-down, so this cannot deadlock). */
+#include "internal.h"
+
+#define RW_WRITER 0x80000000u
+#define RW_WAIT   0x40000000u
+
+static void guard_on(const struct mm_platform *p)
+{
+	if (p->preempt_disable)
+		p->preempt_disable();
+}
+static void guard_off(const struct mm_platform *p)
+{
+	if (p->preempt_enable)
+		p->preempt_enable();
+}
+
+void mm_spin_lock(const struct mm_platform *p, mm_lock_t *l)
+{
+	if (p->spin_lock) {
+		p->spin_lock(l);
+		return;
+	}
+	guard_on(p);
+	for (;;) {
+		uint32_t z = 0;
+		if (__atomic_compare_exchange_n(&l->v, &z, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
+			p->relax();
+	}
+}
+
+void mm_spin_unlock(const struct mm_platform *p, mm_lock_t *l)
+{
+	if (p->spin_unlock) {
+		p->spin_unlock(l);
+		return;
+	}
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+	guard_off(p);
+}
+
+void mm_read_lock(const struct mm_platform *p, mm_lock_t *l)
+{
+	if (p->read_lock) {
+		p->read_lock(l);
+		return;
+	}
+	guard_on(p);
+	for (;;) {
+		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
+		if (!(v & (RW_WRITER | RW_WAIT)) &&
+		    __atomic_compare_exchange_n(&l->v, &v, v + 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		p->relax();
+	}
+}
+
+void mm_read_unlock(const struct mm_platform *p, mm_lock_t *l)
+{
+	if (p->read_unlock) {
+		p->read_unlock(l);
+		return;
+	}
+	__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELEASE);
+	guard_off(p);
+}
+
+void mm_write_lock(const struct mm_platform *p, mm_lock_t *l)
+{
+	if (p->write_lock) {
+		p->write_lock(l);
+		return;
+	}
+	guard_on(p);
+	for (;;) {
+		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
+		if ((v & ~RW_WAIT) == 0) {
+			if (__atomic_compare_exchange_n(&l->v, &v, RW_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				return;
+			continue;
+		}
+		if (!(v & RW_WAIT))
+			__atomic_fetch_or(&l->v, RW_WAIT, __ATOMIC_RELAXED);
+		p->relax();
+	}
+}
+
+void mm_write_unlock(const struct mm_platform *p, mm_lock_t *l)
+{
+	if (p->write_unlock) {
+		p->write_unlock(l);
+		return;
+	}
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+	guard_off(p);
+}

@@ -1,0 +1,447 @@
+/* The four cursor operations: query, map, mark, unmap.
+ *
+ * Every changing operation runs twice over the same code: a dry run that
+ * validates and counts the frames it will need (a split is simulated with
+ * a "virtual" node whose entries are derived from the entry being split),
+ * then, once those frames are reserved, the real run, which cannot fail.
+ * So a failing operation leaves the tree exactly as it was.
+ *
+ * Needs (all functions): the cursor holds its range (mm_lock); every PT
+ * page below the covering page inside the range belongs to the cursor. */
+#include "internal.h"
+
+struct node {
+	struct mm_page *pg;   /* NULL: virtual node of a dry-run split */
+	unsigned level;
+	uint64_t base;
+	uint64_t vpte;        /* virtual: the split huge leaf (level+1), or 0 */
+	uint64_t vmeta;       /* virtual: the split entry's metadata word */
+	bool vmeta_alloc;     /* virtual: would get a metadata array */
+};
+
+struct slot {
+	uint64_t pte, meta;
+};
+
+/* Entry i of a page at level-1 made from huge leaf `pte` at `level`. */
+static uint64_t split_leaf(const struct pt_arch *a, uint64_t pte, unsigned level, unsigned i)
+{
+	uint64_t pa = a->addr(pte, level) + (uint64_t)i * span_of(a, level - 1);
+	return a->make_leaf(pa, a->prot(pte), level - 1);
+}
+
+static struct slot node_slot(struct mm_cursor *c, const struct node *n, unsigned i)
+{
+	struct slot s;
+	if (n->pg) {
+		s.pte = ent_load(&pg_ptes(c->as, n->pg)[i]);
+		s.meta = slot_meta(c->as, n->pg, i);
+	} else {
+		s.pte = n->vpte ? split_leaf(c->as->arch, n->vpte, n->level + 1, i) : 0;
+		s.meta = n->vmeta;
+	}
+	return s;
+}
+
+static void ensure_meta(struct mm_cursor *c, struct mm_page *pg)
+{
+	if (pg->meta_pa)
+		return;
+	pg->meta_pa = mm_resv_pop(c);
+	__atomic_fetch_add(&c->as->nr_frames, 1, __ATOMIC_RELAXED);
+}
+
+/* Write entry i of pg and keep nr_live right. A non-zero meta needs the
+ * page's metadata array (ensure_meta first). */
+static void slot_write(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint64_t pte, uint64_t meta)
+{
+	const struct pt_arch *a = c->as->arch;
+	uint64_t *pt = pg_ptes(c->as, pg);
+	uint64_t *m = pg_meta(c->as, pg);
+	uint64_t old = ent_load(&pt[i]);
+	uint64_t om = m ? m[i] : 0;
+	bool was = a->present(old) || om;
+	bool now = a->present(pte) || meta;
+	if (meta != om) {
+		if (!m)
+			c->as->plat->panic("mm: status without metadata array");
+		m[i] = meta;
+	}
+	if (pte != old)
+		ent_store(&pt[i], pte);
+	pg->nr_live = (uint16_t)(pg->nr_live + (int)now - (int)was);
+}
+
+static bool subtree_mapped(struct mm_cursor *c, struct mm_page *pg)
+{
+	const struct pt_arch *a = c->as->arch;
+	uint64_t *pt = pg_ptes(c->as, pg);
+	for (unsigned i = 0; i < pt_entries(a); i++) {
+		uint64_t e = ent_load(&pt[i]);
+		if (!a->present(e))
+			continue;
+		if (!is_table(a, e, pg->level))
+			return true;
+		if (subtree_mapped(c, child_of(c->as, e, pg->level)))
+			return true;
+	}
+	return false;
+}
+
+/* Release every mapped page below pg and unlink every PT page below it
+ * (pg itself stays; its entries are left as they are, it is dying). */
+static void subtree_clear(struct mm_cursor *c, struct mm_page *pg, bool release)
+{
+	const struct pt_arch *a = c->as->arch;
+	uint64_t *pt = pg_ptes(c->as, pg);
+	for (unsigned i = 0; i < pt_entries(a); i++) {
+		uint64_t e = ent_load(&pt[i]);
+		if (!a->present(e))
+			continue;
+		if (is_table(a, e, pg->level)) {
+			struct mm_page *ch = child_of(c->as, e, pg->level);
+			subtree_clear(c, ch, release);
+			c->as->proto->unlinked(c, ch);
+			mm_cursor_dead_pt(c, ch);
+		} else if (release) {
+			mm_cursor_release_frame(c, a->addr(e, pg->level), pg->level);
+		}
+	}
+}
+
+/* Remove child ch (entry i of pg, range [eb, el]) and all below it. */
+static void remove_subtree(struct mm_cursor *c, struct mm_page *pg, unsigned i,
+			   struct mm_page *ch, uint64_t eb, uint64_t el, bool release)
+{
+	subtree_clear(c, ch, release);
+	slot_write(c, pg, i, 0, 0);
+	mm_cursor_flush_range(c, eb, el);
+	c->as->proto->unlinked(c, ch);
+	mm_cursor_dead_pt(c, ch);
+}
+
+/* Replace entry i of pg (level L, not a table) by a new child table whose
+ * entries reproduce it: pieces of a huge leaf, or its status everywhere. */
+struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
+			 uint64_t pte, uint64_t meta, unsigned L, bool cmeta)
+{
+	struct slot s = { pte, meta };
+	const struct pt_arch *a = c->as->arch;
+	struct mm_page *ch = mm_pt_init(c->as, mm_resv_pop(c), L - 1);
+	if (cmeta)
+		ensure_meta(c, ch);
+	uint64_t *cp = pg_ptes(c->as, ch);
+	uint64_t *cm = pg_meta(c->as, ch);
+	bool leaf = a->present(s.pte);
+	unsigned live = 0;
+	for (unsigned j = 0; j < pt_entries(a); j++) {
+		uint64_t e = leaf ? split_leaf(a, s.pte, L, j) : 0;
+		cp[j] = e;
+		if (cm)
+			cm[j] = s.meta;
+		live += (e || s.meta) ? 1 : 0;
+	}
+	ch->nr_live = (uint16_t)live;
+	c->as->proto->born(c, ch);
+	slot_write(c, pg, i, a->make_table(ch->pa), 0);
+	return ch;
+}
+
+struct rop {
+	bool unmap;        /* unmap (mapped pages allowed) or mark */
+	bool release;      /* hand unmapped frames to frame_release */
+	bool dry;
+	uint64_t meta_new; /* status word to leave in the range */
+	unsigned need;     /* dry: frames needed */
+	int err;
+};
+
+static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *n,
+			uint64_t lo, uint64_t hi)
+{
+	const struct pt_arch *a = c->as->arch;
+	unsigned L = n->level;
+	uint64_t sz = span_of(a, L);
+	bool meta_ready = n->pg ? n->pg->meta_pa != 0 : n->vmeta_alloc;
+	unsigned i0 = pt_index(a, lo, L), i1 = pt_index(a, hi, L);
+	for (unsigned i = i0; i <= i1 && !op->err; i++) {
+		uint64_t eb = entry_base(a, n->base, L, i), el = eb + sz - 1;
+		uint64_t slo = lo > eb ? lo : eb, shi = hi < el ? hi : el;
+		bool full = slo == eb && shi == el;
+		struct slot s = node_slot(c, n, i);
+		bool present = a->present(s.pte);
+		bool table = is_table(a, s.pte, L);
+		if (!present && s.meta == op->meta_new)
+			continue;                       /* already what we want */
+		if (full) {
+			if (present && !table) {
+				if (!op->unmap) {
+					op->err = MM_EMAPPED;
+					return;
+				}
+				if (!op->dry) {
+					slot_write(c, n->pg, i, 0, 0);
+					mm_cursor_flush_range(c, eb, el);
+					if (op->release)
+						mm_cursor_release_frame(c, a->addr(s.pte, L), L);
+				}
+			} else if (table) {
+				struct mm_page *ch = child_of(c->as, s.pte, L);
+				if (op->dry && !op->unmap && subtree_mapped(c, ch)) {
+					op->err = MM_EMAPPED;
+					return;
+				}
+				if (!op->dry)
+					remove_subtree(c, n->pg, i, ch, eb, el, op->release);
+			}
+			if (op->meta_new && !meta_ready) {
+				if (op->dry)
+					op->need++;
+				else
+					ensure_meta(c, n->pg);
+				meta_ready = true;
+			}
+			if (!op->dry)
+				slot_write(c, n->pg, i, 0, op->meta_new);
+			continue;
+		}
+		if (table) {
+			struct mm_page *ch = child_of(c->as, s.pte, L);
+			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
+			range_apply(c, op, &cn, slo, shi);
+			if (!op->dry && ch->nr_live == 0)
+				remove_subtree(c, n->pg, i, ch, eb, el, op->release);
+			continue;
+		}
+		if (present && !op->unmap) {
+			op->err = MM_EMAPPED;
+			return;
+		}
+		bool cmeta = (s.meta | op->meta_new) != 0;
+		if (op->dry) {
+			op->need += 1 + (cmeta ? 1 : 0);
+			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
+					   .vpte = present ? s.pte : 0, .vmeta = s.meta,
+					   .vmeta_alloc = cmeta };
+			range_apply(c, op, &cn, slo, shi);
+		} else {
+			struct mm_page *ch = mm_split(c, n->pg, i, s.pte, s.meta, L, cmeta);
+			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
+			range_apply(c, op, &cn, slo, shi);
+			if (ch->nr_live == 0)
+				remove_subtree(c, n->pg, i, ch, eb, el, op->release);
+		}
+	}
+}
+
+static int check_range(struct mm_cursor *c, uint64_t va, uint64_t len)
+{
+	if ((va | len) & (MM_PAGE_SIZE - 1))
+		return MM_EALIGN;
+	if (len == 0 || va + len - 1 < va)
+		return MM_ERANGE;
+	if (va < c->start || va + len - 1 > c->last)
+		return MM_ENOTLOCKED;
+	return MM_OK;
+}
+
+static int range_op(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap,
+		    bool release, uint64_t meta_new)
+{
+	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
+	struct rop op = { .unmap = unmap, .release = release, .dry = true, .meta_new = meta_new };
+	range_apply(c, &op, &root, va, va + len - 1);
+	if (op.err)
+		return op.err;
+	int err = mm_resv_fill(c, op.need);
+	if (err) {
+		mm_resv_return(c);
+		return err;
+	}
+	op.dry = false;
+	range_apply(c, &op, &root, va, va + len - 1);
+	if (c->nr_resv)
+		c->as->plat->panic("mm: reservation overcounted");
+	return MM_OK;
+}
+
+int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st)
+{
+	int err = check_range(c, va, len);
+	if (err)
+		return err;
+	if (st->prot & ~MM_PROT_MASK || st->arg > MM_STATUS_ARG_MAX)
+		return MM_EINVAL;
+	uint64_t meta;
+	switch (st->kind) {
+	case MM_INVALID:
+		meta = 0;
+		break;
+	case MM_RESERVED:
+	case MM_SWAPPED:
+	case MM_PAGER:
+		meta = meta_make(st->kind, st->prot, st->dev, st->arg);
+		break;
+	default:
+		return MM_EINVAL;
+	}
+	return range_op(c, va, len, false, false, meta);
+}
+
+int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len)
+{
+	int err = check_range(c, va, len);
+	if (err)
+		return err;
+	return range_op(c, va, len, true, true, 0);
+}
+
+int mm_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
+{
+	const struct pt_arch *a = c->as->arch;
+	if (va < c->start || va > c->last)
+		return MM_ENOTLOCKED;
+	struct mm_page *pg = c->cover;
+	unsigned L = c->cover_level;
+	for (;;) {
+		unsigned i = pt_index(a, va, L);
+		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
+		uint64_t m = slot_meta(c->as, pg, i);
+		if (is_table(a, e, L)) {
+			pg = child_of(c->as, e, L);
+			L--;
+			continue;
+		}
+		*out = (struct mm_info){ .level = (uint8_t)L };
+		if (a->present(e)) {
+			bool cow = meta_kind(m) == MM_COW;
+			out->kind = cow ? MM_COW : MM_MAPPED;
+			out->prot = (uint8_t)(cow ? meta_prot(m) : a->prot(e));
+			out->pa = a->addr(e, L) + ((va & (span_of(a, L) - 1)) & ~(MM_PAGE_SIZE - 1));
+			out->accessed = a->accessed(e);
+			out->dirty = a->dirty(e);
+		} else {
+			out->kind = (uint8_t)meta_kind(m);
+			out->prot = (uint8_t)meta_prot(m);
+			out->dev = (uint8_t)meta_dev(m);
+			out->arg = meta_arg(m);
+		}
+		return MM_OK;
+	}
+}
+
+int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
+	   unsigned prot, unsigned flags)
+{
+	const struct pt_arch *a = c->as->arch;
+	if (level < 1 || level > a->levels || !pt_leaf_ok(a, level))
+		return MM_EHUGE;
+	uint64_t sz = span_of(a, level);
+	if ((va | pa) & (sz - 1))
+		return MM_EALIGN;
+	if ((prot & ~MM_PROT_MASK) || !(prot & MM_PROT_R))
+		return MM_EPROT;
+	if (flags & ~MM_MAP_COW)
+		return MM_EINVAL;
+	if (va < c->start || va + sz - 1 > c->last || va + sz - 1 < va)
+		return MM_ENOTLOCKED;
+	bool cow = flags & MM_MAP_COW;
+	uint64_t new_meta = cow ? meta_make(MM_COW, prot, 0, 0) : 0;
+
+	/* dry run: count frames, find conflicts */
+	unsigned need = 0;
+	struct mm_page *pg = c->cover;
+	bool virt = false, has_meta;
+	uint64_t vmeta = 0;
+	unsigned L;
+	for (L = c->cover_level; L > level; L--) {
+		if (virt) {
+			need += 1 + (vmeta ? 1 : 0);
+			continue;
+		}
+		struct slot s = { ent_load(&pg_ptes(c->as, pg)[pt_index(a, va, L)]),
+				  slot_meta(c->as, pg, pt_index(a, va, L)) };
+		if (is_table(a, s.pte, L)) {
+			pg = child_of(c->as, s.pte, L);
+			continue;
+		}
+		if (a->present(s.pte))
+			return MM_EEXIST;
+		virt = true;
+		vmeta = s.meta;
+		need += 1 + (vmeta ? 1 : 0);
+	}
+	if (virt) {
+		has_meta = vmeta != 0;
+	} else {
+		uint64_t e = ent_load(&pg_ptes(c->as, pg)[pt_index(a, va, level)]);
+		if (a->present(e) && !is_table(a, e, level))
+			return MM_EEXIST;
+		if (is_table(a, e, level) && subtree_mapped(c, child_of(c->as, e, level)))
+			return MM_EEXIST;
+		has_meta = pg->meta_pa != 0;
+	}
+	if (new_meta && !has_meta)
+		need++;
+	int err = mm_resv_fill(c, need);
+	if (err) {
+		mm_resv_return(c);
+		return err;
+	}
+
+	/* real run: cannot fail */
+	pg = c->cover;
+	uint64_t base = c->cover_base;
+	for (L = c->cover_level; L > level; L--) {
+		unsigned i = pt_index(a, va, L);
+		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), slot_meta(c->as, pg, i) };
+		if (is_table(a, s.pte, L))
+			pg = child_of(c->as, s.pte, L);
+		else
+			pg = mm_split(c, pg, i, s.pte, s.meta, L, s.meta != 0);
+		base = entry_base(a, base, L, i);
+	}
+	unsigned i = pt_index(a, va, level);
+	uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
+	if (is_table(a, e, level)) {
+		uint64_t eb = entry_base(a, base, level, i);
+		remove_subtree(c, pg, i, child_of(c->as, e, level), eb, eb + sz - 1, true);
+	}
+	if (new_meta)
+		ensure_meta(c, pg);
+	slot_write(c, pg, i, a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level), new_meta);
+	if (c->nr_resv)
+		c->as->plat->panic("mm: reservation overcounted");
+	return MM_OK;
+}
+
+int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
+		 unsigned prot)
+{
+	const struct pt_arch *a = c->as->arch;
+	int err = check_range(c, va, len);
+	if (err)
+		return err;
+	if (pa & (MM_PAGE_SIZE - 1))
+		return MM_EALIGN;
+	uint64_t done = 0;
+	while (done < len) {
+		unsigned level = 1;
+		for (unsigned L = c->cover_level; L > 1; L--) {
+			uint64_t sz = span_of(a, L);
+			if (pt_leaf_ok(a, L) && !((va + done) & (sz - 1)) &&
+			    !((pa + done) & (sz - 1)) && len - done >= sz) {
+				level = L;
+				break;
+			}
+		}
+		err = mm_map(c, va + done, pa + done, level, prot, 0);
+		if (err) {
+			if (done)   /* whole pages we just mapped: needs no frames */
+				range_op(c, va, done, true, false, 0);
+			return err;
+		}
+		done += span_of(a, level);
+	}
+	return MM_OK;
+}

@@ -1,0 +1,159 @@
+/* CortenMM-adv: lock-free walk under RCU, then lock the covering PT page
+ * and every existing descendant overlapping the range, in DFS pre-order
+ * (one global order: deadlock-free).
+ *  - Missing entries on the way down are filled under the lock of the page
+ *    holding them: the new child is locked at birth and published with one
+ *    atomic store. A status sitting at that entry is split into the child.
+ *  - A page found lock-free may have been removed meanwhile: after locking
+ *    it, re-check `stale` and retry from the root.
+ *  - Removing a PT page: clear the parent entry atomically (ops.c), mark it
+ *    stale, unlock; free only after the TLB flush (mm_release) AND an RCU
+ *    grace period (retire), so lock-free walkers never touch freed memory. */
+#include "internal.h"
+
+static void lock_desc(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+		      uint64_t lo, uint64_t hi)
+{
+	struct mm_as *as = c->as;
+	const struct pt_arch *a = as->arch;
+	if (L == 1)
+		return;
+	uint64_t sz = span_of(a, L);
+	for (unsigned i = pt_index(a, lo, L); i <= pt_index(a, hi, L); i++) {
+		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
+		if (!is_table(a, e, L))
+			continue;
+		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
+		struct mm_page *ch = child_of(as, e, L);
+		/* pg is ours, so ch stays linked: it cannot be stale */
+		mm_spin_lock(as->plat, &ch->lock);
+		lock_desc(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el);
+	}
+}
+
+static void unlock_desc(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+			uint64_t lo, uint64_t hi)
+{
+	struct mm_as *as = c->as;
+	const struct pt_arch *a = as->arch;
+	if (L == 1)
+		return;
+	uint64_t sz = span_of(a, L);
+	for (unsigned i = pt_index(a, lo, L); i <= pt_index(a, hi, L); i++) {
+		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
+		if (!is_table(a, e, L))
+			continue;
+		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
+		struct mm_page *ch = child_of(as, e, L);
+		unlock_desc(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el);
+		mm_spin_unlock(as->plat, &ch->lock);
+	}
+}
+
+/* Lock pg found lock-free; false (and nothing held) if it turned stale. */
+static bool lock_live(const struct mm_platform *p, struct mm_page *pg)
+{
+	mm_spin_lock(p, &pg->lock);
+	if (!pg_stale(pg))
+		return true;
+	mm_spin_unlock(p, &pg->lock);
+	return false;
+}
+
+/* Needs: nothing held. MM_OK with the cover and its overlapping
+ * descendants locked, or MM_ENOMEM with nothing held (PT pages it already
+ * added stay: they only refine statuses, the tree means the same). */
+static int adv_lock(struct mm_cursor *c)
+{
+	struct mm_as *as = c->as;
+	const struct pt_arch *a = as->arch;
+	const struct mm_platform *p = as->plat;
+retry:
+	p->rcu_read_lock();
+	struct mm_page *pg = p->page_desc(as->root_pa);
+	struct mm_page *held = 0;       /* pg, when this walk holds its lock */
+	unsigned L = a->levels;
+	uint64_t base = 0;
+	while (L > 1) {
+		unsigned i = pt_index(a, c->start, L);
+		if (i != pt_index(a, c->last, L))
+			break;
+		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
+		if (!is_table(a, e, L) && !a->present(e) && held != pg) {
+			if (!lock_live(p, pg)) {
+				p->rcu_read_unlock();
+				goto retry;
+			}
+			held = pg;
+			e = ent_load(&pg_ptes(as, pg)[i]);
+		}
+		if (is_table(a, e, L)) {
+			if (held == pg) {
+				mm_spin_unlock(p, &pg->lock);
+				held = 0;
+			}
+			base = entry_base(a, base, L, i);
+			pg = child_of(as, e, L);
+			L--;
+			continue;
+		}
+		if (a->present(e))
+			break;                  /* huge leaf: pg covers the range */
+		uint64_t m = slot_meta(as, pg, i);
+		if (mm_resv_fill(c, m ? 2 : 1)) {
+			mm_spin_unlock(p, &pg->lock);
+			p->rcu_read_unlock();
+			return MM_ENOMEM;
+		}
+		struct mm_page *ch = mm_split(c, pg, i, e, m, L, m != 0);  /* born locked */
+		mm_spin_unlock(p, &pg->lock);
+		held = pg = ch;
+		base = entry_base(a, base, L, i);
+		L--;
+	}
+	if (held != pg && !lock_live(p, pg)) {
+		p->rcu_read_unlock();
+		goto retry;
+	}
+	c->cover = pg;
+	c->cover_level = L;
+	c->cover_base = base;
+	lock_desc(c, pg, L, base, c->start, c->last);
+	p->rcu_read_unlock();
+	return MM_OK;
+}
+
+static void adv_unlock(struct mm_cursor *c)
+{
+	unlock_desc(c, c->cover, c->cover_level, c->cover_base, c->start, c->last);
+	mm_spin_unlock(c->as->plat, &c->cover->lock);
+}
+
+static void adv_born(struct mm_cursor *c, struct mm_page *pg)
+{
+	mm_spin_lock(c->as->plat, &pg->lock);
+}
+
+static void adv_unlinked(struct mm_cursor *c, struct mm_page *pg)
+{
+	__atomic_fetch_or(&pg->flags, MM_PG_STALE, __ATOMIC_RELEASE);
+	mm_spin_unlock(c->as->plat, &pg->lock);
+}
+
+static void adv_free(struct mm_rcu_head *h)
+{
+	struct mm_page *pg = (struct mm_page *)((char *)h - __builtin_offsetof(struct mm_page, rcu));
+	mm_pt_free_now(pg->plat, pg);
+}
+
+/* After the TLB flush; frees after a grace period too. */
+static void adv_retire(struct mm_as *as, struct mm_page *pg)
+{
+	pg->plat = as->plat;
+	as->plat->rcu_defer(&pg->rcu, adv_free);
+}
+
+const struct mm_protocol mm_proto_adv = {
+	.name = "adv", .lock = adv_lock, .unlock = adv_unlock, .born = adv_born,
+	.unlinked = adv_unlinked, .retire = adv_retire,
+};

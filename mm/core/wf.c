@@ -1,0 +1,96 @@
+/* Well-formedness of a page-table tree (ARCHITECTURE.md section 6).
+ * Run with the address space quiescent (no live cursor, RCU drained or not:
+ * stale pages are unreachable either way). */
+#include "internal.h"
+
+static uint32_t wf_stamp;
+
+struct wf {
+	struct mm_as *as;
+	uint32_t stamp;
+	uint64_t frames;
+	const char *why;
+};
+
+static bool bad(struct wf *w, const char *why)
+{
+	if (!w->why)
+		w->why = why;
+	return false;
+}
+
+/* Check pg (at level L) and everything below it; only entries of the root
+ * inside [as->lo, as->last] are followed (the rest is shared or unused). */
+static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
+{
+	struct mm_as *as = w->as;
+	const struct pt_arch *a = as->arch;
+	if (!(pg->flags & MM_PG_PT) || pg->level != L)
+		return bad(w, "PT page descriptor has wrong level or is not a PT page");
+	if (pg->flags & MM_PG_STALE)
+		return bad(w, "stale PT page reachable");
+	if (pg->lock.v)
+		return bad(w, "PT page still locked");
+	if (pg->wf_mark == w->stamp)
+		return bad(w, "PT page reachable twice");
+	pg->wf_mark = w->stamp;
+	w->frames += pg->meta_pa ? 2 : 1;
+	uint64_t *pt = pg_ptes(as, pg);
+	unsigned live = 0, i0 = 0, i1 = pt_entries(a) - 1;
+	if (is_root) {
+		i0 = pt_index(a, as->lo, L);
+		i1 = pt_index(a, as->last, L);
+	}
+	for (unsigned i = 0; i < pt_entries(a); i++) {
+		uint64_t e = ent_load(&pt[i]);
+		uint64_t m = slot_meta(as, pg, i);
+		if (a->present(e) || m)
+			live++;
+		if (i < i0 || i > i1)
+			continue;
+		if (!a->present(e)) {
+			if (e)
+				return bad(w, "non-present entry with stray bits");
+			unsigned k = meta_kind(m);
+			if (m && k != MM_RESERVED && k != MM_SWAPPED && k != MM_PAGER)
+				return bad(w, "non-present entry with a mapped/COW status");
+			continue;
+		}
+		if (is_table(a, e, L)) {
+			if (m)
+				return bad(w, "table entry with a status");
+			if (!wf_page(w, child_of(as, e, L), L - 1, false))
+				return false;
+			continue;
+		}
+		if (!pt_leaf_ok(a, L))
+			return bad(w, "leaf at a level the arch does not allow");
+		if (a->addr(e, L) & (span_of(a, L) - 1))
+			return bad(w, "leaf address not aligned to its page size");
+		if (!(a->prot(e) & MM_PROT_R))
+			return bad(w, "leaf without read permission");
+		if (m) {
+			if (meta_kind(m) != MM_COW)
+				return bad(w, "present leaf with a non-COW status");
+			if (a->prot(e) & MM_PROT_W)
+				return bad(w, "COW leaf is writable");
+		}
+	}
+	if (live != pg->nr_live)
+		return bad(w, "nr_live does not match the entries");
+	return true;
+}
+
+int mm_wf_check(struct mm_as *as, const char **why)
+{
+	struct wf w = { .as = as };
+	w.stamp = __atomic_add_fetch(&wf_stamp, 1, __ATOMIC_RELAXED);
+	if (!w.stamp)   /* 0 means "never visited" */
+		w.stamp = __atomic_add_fetch(&wf_stamp, 1, __ATOMIC_RELAXED);
+	bool ok = wf_page(&w, as->plat->page_desc(as->root_pa), as->arch->levels, true);
+	if (ok && w.frames != __atomic_load_n(&as->nr_frames, __ATOMIC_RELAXED))
+		ok = bad(&w, "PT/metadata frame count differs from the pages reachable (leak)");
+	if (why)
+		*why = ok ? 0 : w.why;
+	return ok ? MM_OK : MM_EINVAL;
+}
