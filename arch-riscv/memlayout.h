@@ -1,0 +1,56 @@
+/* The kernel's virtual memory map. This header owns every fixed address.
+ *
+ *   0x0000000000000000 .. (low half)        user space (later issues)
+ *   0xffffffc000000000 .. +254 GiB          direct map: PA p at DIRECT_MAP_BASE + p
+ *   0xffffffff80000000 .. top               kernel image, linked at +0x200000
+ *
+ * Both ranges are canonical in Sv39 and in Sv48, so the layout does not
+ * depend on the paging mode chosen at boot. */
+#ifndef ARCH_RISCV_MEMLAYOUT_H
+#define ARCH_RISCV_MEMLAYOUT_H
+
+#include <stdint.h>
+
+typedef uint64_t paddr_t;
+
+/* A physical address range [base, base + size). */
+struct phys_range {
+	paddr_t base;
+	uint64_t size;
+};
+
+#define PAGE_SHIFT        12
+#define PAGE_SIZE         (1UL << PAGE_SHIFT)
+#define DIRECT_MAP_BASE   0xffffffc000000000UL
+#define KERNEL_VBASE      0xffffffff80000000UL
+#define DIRECT_MAP_SIZE   (KERNEL_VBASE - DIRECT_MAP_BASE)
+
+/* Link address minus load address of the image; written by entry.S before
+ * any C code runs. */
+extern uint64_t kernel_va_pa_offset;
+
+/* Linker-script symbols bounding the image and its sections. */
+extern char _kernel_start[], _etext[], _erodata[], _kernel_end[];
+extern char _bss_start[], _bss_end[];
+
+/* Direct-map address of physical address `pa`. Valid only after the kernel
+ * page table is active and only for RAM the DTB reported. */
+static inline void *phys_to_virt(paddr_t pa)
+{
+	return (void *)(uintptr_t)(pa + DIRECT_MAP_BASE);
+}
+
+/* Physical address of a kernel virtual address: either a direct-map address
+ * or an address inside the kernel image. */
+static inline paddr_t virt_to_phys(const void *va)
+{
+	uintptr_t v = (uintptr_t)va;
+	if (v >= KERNEL_VBASE)
+		return v - kernel_va_pa_offset;
+	return v - DIRECT_MAP_BASE;
+}
+
+static inline paddr_t kernel_image_pa_start(void) { return virt_to_phys(_kernel_start); }
+static inline paddr_t kernel_image_pa_end(void)   { return virt_to_phys(_kernel_end); }
+
+#endif

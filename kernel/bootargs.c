@@ -1,0 +1,66 @@
+/* /chosen/bootargs: "[paging=sv39|sv48] [mm=adv|rw|vma] [-- command line]".
+ * The command is everything after the first "--" word, spaces included. */
+#include <patina/errno.h>
+#include "kernel.h"
+#include "kstring.h"
+#include "printk.h"
+
+const char *paging_name(int levels)
+{
+	return levels == 4 ? "sv48" : levels == 3 ? "sv39" : "bare";
+}
+
+const char *mm_name(enum mm_mode m)
+{
+	switch (m) {
+	case MM_RW: return "rw";
+	case MM_VMA: return "vma";
+	default: return "adv";
+	}
+}
+
+int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
+{
+	out->paging_levels = 0;
+	out->mm_set = 0;
+	out->mm = MM_ADV;
+	out->command = NULL;
+	warn[0] = 0;
+	int err = 0;
+
+	char *p = args;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		char *w = p;
+		while (*p && *p != ' ')
+			p++;
+		int last = *p == 0;
+		*p = 0;
+		if (!strcmp(w, "--")) {
+			out->command = last ? p : p + 1;
+			return err;
+		}
+		if (!strcmp(w, "paging=sv39")) {
+			out->paging_levels = 3;
+		} else if (!strcmp(w, "paging=sv48")) {
+			out->paging_levels = 4;
+		} else if (!strcmp(w, "mm=adv")) {
+			out->mm = MM_ADV, out->mm_set = 1;
+		} else if (!strcmp(w, "mm=rw")) {
+			out->mm = MM_RW, out->mm_set = 1;
+		} else if (!strcmp(w, "mm=vma")) {
+			out->mm = MM_VMA, out->mm_set = 1;
+		} else if (str_starts_with(w, "paging=") || str_starts_with(w, "mm=")) {
+			snprintk(warn, (size_t)warnlen, "bad boot option '%s' ignored", w);
+			err = -E_INVAL;
+		} else {
+			snprintk(warn, (size_t)warnlen, "unknown boot option '%s' ignored", w);
+		}
+		if (!last)
+			p++;
+	}
+	return err;
+}

@@ -1,0 +1,51 @@
+/* Per-hart data, reached through the tp register. */
+#ifndef KERNEL_CPU_H
+#define KERNEL_CPU_H
+
+#include <stdint.h>
+#include "frame.h"
+
+#define MAX_HARTS 64
+#define KSTACK_SIZE 16384
+
+typedef void (*smp_fn_t)(void *arg);
+
+struct cpu {
+	/* entry.S reads stack_top at offset 0: keep it first. */
+	uint64_t stack_top;
+	uint64_t stack_bottom;
+	uint32_t index;           /* logical id 0..ncpus-1, boot hart is 0 */
+	uint32_t hartid;          /* from the DTB */
+	volatile uint32_t online; /* set (release) when the hart is running */
+
+	volatile uint64_t ticks;  /* timer interrupts taken */
+	uint64_t next_tick;       /* absolute time of the programmed timer */
+
+	/* IPIs. ping_from: bit i set by hart i before it sends a ping.
+	 * pings_seen accumulates what the handler drained. */
+	uint64_t ping_from;
+	uint64_t pings_seen;
+	volatile uint64_t ipis;   /* software interrupts taken */
+
+	/* One-slot cross-call mailbox (see smp.h). */
+	uint32_t call_busy;
+	smp_fn_t call_fn;
+	void *call_arg;
+
+	struct frame_magazine mag;
+};
+
+extern struct cpu cpus[MAX_HARTS];
+extern uint32_t ncpus;        /* harts online */
+
+static inline struct cpu *this_cpu(void)
+{
+	struct cpu *c;
+	__asm__ volatile("mv %0, tp" : "=r"(c));
+	return c;
+}
+
+/* Logical index of the hart with this id, or -1. */
+int cpu_index_of_hartid(uint32_t hartid);
+
+#endif

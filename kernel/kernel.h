@@ -1,0 +1,39 @@
+/* Boot-wide state and the entry points entry.S calls. */
+#ifndef KERNEL_KERNEL_H
+#define KERNEL_KERNEL_H
+
+#include <stdint.h>
+
+enum mm_mode { MM_ADV, MM_RW, MM_VMA };
+
+struct boot_config {
+	int paging_levels;          /* 3 = Sv39, 4 = Sv48, as running */
+	enum mm_mode mm;
+	const char *command;        /* after " -- ", or NULL for the shell */
+	uint64_t kernel_satp;       /* satp of the kernel page table */
+};
+
+extern struct boot_config boot_config;
+
+const char *paging_name(int levels);
+const char *mm_name(enum mm_mode m);
+
+/* Parse /chosen/bootargs (see bootargs.c). Unknown words are reported in
+ * warn (a message or "") and otherwise ignored. Returns 0 or -E_INVAL for
+ * a malformed known option (also reported in warn). `args` is modified:
+ * the command points into it. */
+struct bootargs {
+	int paging_levels;          /* 0 = not requested */
+	int mm_set;
+	enum mm_mode mm;
+	char *command;              /* NULL = interactive */
+};
+int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen);
+
+/* Per-hart trap set-up (stvec). */
+void trap_init_hart(void);
+
+void kmain(uint64_t hartid, uint64_t dtb_pa);
+void secondary_main(uint64_t hartid, void *cpu);
+
+#endif

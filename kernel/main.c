@@ -1,0 +1,120 @@
+/* Boot sequence on the boot hart. entry.S gets here running at the link
+ * address under the trampoline page table, with the DTB reachable 1:1. */
+#include <patina/errno.h>
+#include "kernel.h"
+#include "bootinfo.h"
+#include "bootmap.h"
+#include "cmd.h"
+#include "cpu.h"
+#include "fdt.h"
+#include "frame.h"
+#include "kstring.h"
+#include "memmap.h"
+#include "panic.h"
+#include "printk.h"
+#include "riscv.h"
+#include "sbi.h"
+#include "smp.h"
+#include "timer.h"
+
+struct boot_info boot_info;
+struct boot_config boot_config;
+static char bootargs_buf[BI_ARGS_LEN];
+extern char boot_stack[], boot_stack_top[];
+
+/* Paging mode: the request if the hart accepts it, else the best it has. */
+static int choose_paging(int requested)
+{
+	int best = boot_satp_sv48_ok ? 4 : 3;
+	if (requested == 4 && !boot_satp_sv48_ok) {
+		printk("patina: paging sv48 not supported, using sv39\n");
+		return 3;
+	}
+	return requested ? requested : best;
+}
+
+static void run_and_exit(char *command)
+{
+	int st = cmd_run_line(command);
+	if (st == CMD_STATUS_POWEROFF)
+		st = 0;
+	printk("patina: exit %d\n", st);
+	machine_poweroff(0);
+}
+
+void kmain(uint64_t hartid, uint64_t dtb_pa)
+{
+	struct cpu *c = &cpus[0];
+	c->index = 0;
+	c->hartid = (uint32_t)hartid;
+	c->stack_bottom = (uint64_t)(uintptr_t)boot_stack;
+	c->stack_top = (uint64_t)(uintptr_t)boot_stack_top;
+	__asm__ volatile("mv tp, %0" :: "r"(c));
+	trap_init_hart();
+
+	/* The trampoline maps the low 256 GiB 1:1, so the DTB is readable. */
+	if (dtb_pa + 40 > (256UL << 30))
+		panic("DTB at %lx is outside the boot window", (unsigned long)dtb_pa);
+	int err = fdt_scan((const void *)(uintptr_t)dtb_pa, dtb_pa, &boot_info);
+	if (err)
+		panic("cannot parse the DTB at %lx (error %d)", (unsigned long)dtb_pa, err);
+	if (boot_info.nmem == 0)
+		panic("the DTB lists no memory");
+
+	long sbierr = sbi_init();
+	if (sbierr)
+		panic("SBI BASE failed (error %ld)", sbierr);
+
+	strlcpy(bootargs_buf, boot_info.bootargs, sizeof bootargs_buf);
+	struct bootargs ba;
+	char warn[96];
+	bootargs_parse(bootargs_buf, &ba, warn, sizeof warn);
+	if (warn[0])
+		printk("patina: %s\n", warn);
+	boot_config.mm = ba.mm;
+	boot_config.command = ba.command && ba.command[0] ? ba.command : NULL;
+	boot_config.paging_levels = choose_paging(ba.paging_levels);
+
+	err = bootmap_build(boot_config.paging_levels, boot_info.mem, boot_info.nmem,
+			    &boot_config.kernel_satp);
+	if (err)
+		panic("cannot build the kernel page table (error %d)", err);
+	csr_write(satp, boot_config.kernel_satp);
+	local_flush_tlb_all();
+	if (csr_read(satp) != boot_config.kernel_satp)
+		panic("satp rejected %s", paging_name(boot_config.paging_levels));
+
+	static struct phys_range freer[MEMMAP_MAX];
+	int nfree = memmap_free_ranges(&boot_info, freer, MEMMAP_MAX);
+	if (nfree < 0)
+		panic("memory map has too many pieces");
+	err = frame_init(freer, nfree);
+	if (err)
+		panic("frame allocator init failed (error %d)", err);
+
+	int sstc = boot_info.ncpus > 0;
+	for (int i = 0; i < boot_info.ncpus; i++)
+		if (boot_info.cpus[i].okay && !boot_info.cpus[i].has_sstc)
+			sstc = 0;
+	if (timer_init(boot_info.timebase, sstc))
+		panic("DTB gives no usable timebase-frequency");
+	if (timer_start_hart())
+		panic("boot hart timer did not start");
+	csr_set(sie, SIE_SSIE);
+	irq_enable();
+
+	smp_start_harts(&boot_info);
+
+	uint64_t ram = 0;
+	for (int i = 0; i < boot_info.nmem; i++)
+		ram += boot_info.mem[i].size;
+	printk("patina: %u harts, %s, %lu MiB, mm=%s\n", ncpus,
+	       paging_name(boot_config.paging_levels), (unsigned long)(ram >> 20),
+	       mm_name(boot_config.mm));
+
+	if (boot_config.command)
+		run_and_exit((char *)boot_config.command);
+	shell_run();
+	printk("patina: exit 0\n");
+	machine_poweroff(0);
+}

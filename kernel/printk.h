@@ -1,0 +1,27 @@
+/* Kernel console output. Each printk call writes its whole line(s) under one
+ * lock, so harts' messages never interleave inside a call. */
+#ifndef KERNEL_PRINTK_H
+#define KERNEL_PRINTK_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Format like a small printf: %d %i %u %x %X %p %s %c %%, the l/ll/z
+ * length modifiers, width, and the '0' and '-' flags. Always
+ * NUL-terminates (size > 0); returns the length the full output would have. */
+int vsnprintk(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintk(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Print to the console. Lines longer than the internal buffer (512 bytes)
+ * are truncated. Safe from any context, interrupts included. */
+void printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Write raw bytes under the console lock (the shell's echo uses this). */
+void console_write(const char *s, size_t len);
+
+/* Called by panic: later printk calls stop waiting for a lock that a
+ * stopped hart may hold forever. */
+void printk_panic_mode(void);
+
+#endif

@@ -1,0 +1,36 @@
+#include <stdarg.h>
+#include "ktest.h"
+#include "kstring.h"
+#include "printk.h"
+
+extern const struct ktest __ktests_start[], __ktests_end[];
+
+int ktest_fail_fmt(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintk(why, whylen, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+int ktest_run_all(const char *prefix, int *passed)
+{
+	int p = 0, f = 0;
+	for (const struct ktest *t = __ktests_start; t < __ktests_end; t++) {
+		if (!str_starts_with(t->name, prefix))
+			continue;
+		char why[KTEST_WHY_LEN];
+		why[0] = 0;
+		if (t->fn(why, sizeof why) == 0) {
+			printk("test %s: ok\n", t->name);
+			p++;
+		} else {
+			printk("test %s: FAIL %s\n", t->name, why[0] ? why : "(no reason)");
+			f++;
+		}
+	}
+	printk("selftest: %d passed, %d failed\n", p, f);
+	*passed = p;
+	return f;
+}

@@ -1,0 +1,117 @@
+/* SMP tests: rendezvous at a barrier, and IPIs between every pair. */
+#include "ktest.h"
+#include "cpu.h"
+#include "smp.h"
+#include "timer.h"
+#include "riscv.h"
+
+static volatile uint32_t arrived;
+static volatile uint64_t arrived_mask;
+static volatile uint32_t barrier_timeouts;
+
+static void barrier_body(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_or(&arrived_mask, 1ULL << this_cpu()->index, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&arrived, 1, __ATOMIC_ACQ_REL);
+	uint64_t deadline = time_after_us(10000000);
+	while (__atomic_load_n(&arrived, __ATOMIC_ACQUIRE) < ncpus) {
+		if (rdtime() > deadline) {
+			__atomic_fetch_add(&barrier_timeouts, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		cpu_relax();
+	}
+}
+
+KTEST(30, smp_rendezvous)
+{
+	arrived = 0;
+	arrived_mask = 0;
+	barrier_timeouts = 0;
+	uint32_t me = this_cpu()->index;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (i != me && smp_call_async(i, barrier_body, NULL))
+			return KFAIL("cannot post to hart %u", cpus[i].hartid);
+	barrier_body(NULL);
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (i != me && smp_call_wait(i, 10000000))
+			return KFAIL("hart %u never left the barrier", cpus[i].hartid);
+	uint64_t all = ncpus == 64 ? ~0ULL : (1ULL << ncpus) - 1;
+	if (barrier_timeouts)
+		return KFAIL("%u harts timed out at the barrier (%u of %u arrived)",
+			     barrier_timeouts, arrived, ncpus);
+	if (arrived != ncpus || arrived_mask != all)
+		return KFAIL("arrived %u (mask %lx), want %u", arrived,
+			     (unsigned long)arrived_mask, ncpus);
+	return 0;
+}
+
+static volatile uint32_t ping_errors;
+
+static void ping_others(void *arg)
+{
+	(void)arg;
+	uint32_t me = this_cpu()->index;
+	for (uint32_t t = 0; t < ncpus; t++)
+		if (t != me && ipi_ping(me, t))
+			__atomic_fetch_add(&ping_errors, 1, __ATOMIC_RELAXED);
+}
+
+KTEST(30, ipi_all_pairs)
+{
+	uint32_t me = this_cpu()->index;
+	ping_errors = 0;
+	for (uint32_t i = 0; i < ncpus; i++)
+		__atomic_store_n(&cpus[i].pings_seen, 0, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (i != me && smp_call_async(i, ping_others, NULL))
+			return KFAIL("cannot post to hart %u", cpus[i].hartid);
+	ping_others(NULL);
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (i != me && smp_call_wait(i, 10000000))
+			return KFAIL("hart %u did not run its pings", cpus[i].hartid);
+	if (ping_errors)
+		return KFAIL("%u SBI send_ipi errors", ping_errors);
+	uint64_t all = ncpus == 64 ? ~0ULL : (1ULL << ncpus) - 1;
+	uint64_t deadline = time_after_us(5000000);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		uint64_t want = all & ~(1ULL << i);
+		while (__atomic_load_n(&cpus[i].pings_seen, __ATOMIC_ACQUIRE) != want) {
+			if (rdtime() > deadline)
+				return KFAIL("hart %u got pings from mask %lx, want %lx",
+					     cpus[i].hartid,
+					     (unsigned long)cpus[i].pings_seen,
+					     (unsigned long)want);
+			cpu_relax();
+		}
+	}
+	return 0;
+}
+
+/* A cross-call runs on the hart it was sent to. */
+static volatile uint32_t ran_on[64];
+
+static void record_hart(void *arg)
+{
+	(void)arg;
+	ran_on[this_cpu()->index] = this_cpu()->hartid + 1;
+}
+
+KTEST(30, smp_call_targets)
+{
+	uint32_t me = this_cpu()->index;
+	for (uint32_t i = 0; i < ncpus; i++)
+		ran_on[i] = 0;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		if (i == me)
+			continue;
+		if (smp_call_async(i, record_hart, NULL) || smp_call_wait(i, 10000000))
+			return KFAIL("call to hart %u failed", cpus[i].hartid);
+		if (ran_on[i] != cpus[i].hartid + 1)
+			return KFAIL("call for hart %u did not run there", cpus[i].hartid);
+	}
+	if (smp_call_async(me, record_hart, NULL) == 0)
+		return KFAIL("a call to the current hart was accepted");
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* Timer tests: ticks advance on every hart at roughly TICK_HZ. */
+#include "ktest.h"
+#include "cpu.h"
+#include "timer.h"
+#include "riscv.h"
+
+KTEST(30, timer_tick_fires)
+{
+	if (!irq_enabled())
+		return KFAIL("interrupts are off in the test context");
+	struct cpu *c = this_cpu();
+	uint64_t period = timer_tick_period();
+	uint64_t t0 = c->ticks;
+	uint64_t start = rdtime();
+	/* The next tick is at most one period away; allow scheduling slack. */
+	uint64_t limit = start + 10 * period;
+	while (c->ticks == t0) {
+		if (rdtime() > limit)
+			return KFAIL("no timer interrupt within %lu ticks of time",
+				     (unsigned long)(10 * period));
+		cpu_relax();
+	}
+	return 0;
+}
+
+KTEST(30, timer_ticks_advance)
+{
+	uint64_t period = timer_tick_period();
+	uint64_t before[64];
+	for (uint32_t i = 0; i < ncpus; i++)
+		before[i] = cpus[i].ticks;
+	uint64_t start = rdtime();
+	while (rdtime() - start < 20 * period)
+		cpu_relax();
+	uint64_t elapsed = rdtime() - start;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		uint64_t d = cpus[i].ticks - before[i];
+		/* 20 periods passed: demand at least a quarter of the ticks and
+		 * no bursts beyond what the elapsed time allows. */
+		if (d < 5)
+			return KFAIL("hart %u: %lu ticks in 20 periods", cpus[i].hartid,
+				     (unsigned long)d);
+		if (d > elapsed / period + 2)
+			return KFAIL("hart %u: %lu ticks in %lu periods", cpus[i].hartid,
+				     (unsigned long)d, (unsigned long)(elapsed / period));
+	}
+	return 0;
+}

@@ -1,0 +1,74 @@
+#include <patina/errno.h>
+#include "timer.h"
+#include "riscv.h"
+#include "cpu.h"
+#include "sbi.h"
+#include "printk.h"
+
+static uint64_t timebase;
+static uint64_t period;
+static int sstc;
+
+int timer_init(uint64_t timebase_hz, int use_sstc)
+{
+	if (timebase_hz < TICK_HZ)
+		return -E_INVAL;
+	timebase = timebase_hz;
+	period = timebase_hz / TICK_HZ;
+	sstc = use_sstc;
+	return 0;
+}
+
+/* Program the next event at absolute time t. */
+static int arm(uint64_t t)
+{
+	if (sstc) {
+		csr_write_stimecmp(t);
+		return 0;
+	}
+	struct sbiret r = sbi_set_timer(t);
+	return r.error ? -E_IO : 0;
+}
+
+int timer_start_hart(void)
+{
+	struct cpu *c = this_cpu();
+	c->next_tick = rdtime() + period;
+	int err = arm(c->next_tick);
+	if (err)
+		return err;
+	csr_set(sie, SIE_STIE);
+	return 0;
+}
+
+void timer_interrupt(void)
+{
+	struct cpu *c = this_cpu();
+	c->ticks++;
+	uint64_t now = rdtime();
+	/* Skip missed periods instead of firing a burst after a long stall. */
+	c->next_tick += period;
+	if (c->next_tick <= now)
+		c->next_tick = now + period;
+	if (arm(c->next_tick)) {
+		/* Without a timer this hart cannot tick; stop asking. */
+		csr_clear(sie, SIE_STIE);
+		printk("patina: hart %u: SBI set_timer failed, timer off\n", c->hartid);
+	}
+}
+
+uint64_t timer_timebase(void) { return timebase; }
+uint64_t timer_tick_period(void) { return period; }
+int timer_uses_sstc(void) { return sstc; }
+
+uint64_t time_after_us(uint64_t us)
+{
+	return rdtime() + us * timebase / 1000000;
+}
+
+void udelay(uint64_t us)
+{
+	uint64_t end = time_after_us(us);
+	while (rdtime() < end)
+		cpu_relax();
+}

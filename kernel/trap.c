@@ -1,0 +1,29 @@
+/* Trap dispatch: interrupts go to their handlers; any exception is
+ * unexpected until user space exists, and is reported by panic_trap. */
+#include "trap.h"
+#include "riscv.h"
+#include "panic.h"
+#include "timer.h"
+#include "smp.h"
+#include "kernel.h"
+
+void trap_dispatch(struct trap_frame *tf)
+{
+	if (tf->scause & SCAUSE_INTR) {
+		switch (tf->scause & ~SCAUSE_INTR) {
+		case IRQ_S_TIMER:
+			timer_interrupt();
+			return;
+		case IRQ_S_SOFT:
+			ipi_interrupt();
+			return;
+		}
+	}
+	panic_trap(tf);
+}
+
+void trap_init_hart(void)
+{
+	csr_write(stvec, (unsigned long)(uintptr_t)trap_vector);
+	csr_write(sscratch, 0);
+}
