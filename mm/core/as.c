@@ -83,7 +83,7 @@ void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas)
 void mm_as_destroy(struct mm_as *as)
 {
 	struct mm_cursor c;
-	int err = mm_lock(&c, as, as->lo, as->last + 1);
+	int err = mm_lock_last(&c, as, as->lo, as->last);
 	if (err == MM_OK) {
 		err = mm_unmap(&c, as->lo, as->last + 1 - as->lo);
 		mm_release(&c);

@@ -18,9 +18,14 @@ int mm_lock(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t end)
 		return MM_ERANGE;
 	if (start < as->lo || end - 1 > as->last)
 		return MM_EOUTSIDE;
+	return mm_lock_last(c, as, start, end - 1);
+}
+
+int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t last)
+{
 	c->as = as;
 	c->start = start;
-	c->last = end - 1;
+	c->last = last;
 	c->cover = 0;
 	c->nr_rlocked = 0;
 	c->flush = false;

@@ -77,6 +77,19 @@ static inline struct mm_page *child_of(const struct mm_as *as, uint64_t pte, uns
 	return as->plat->page_desc(as->arch->addr(pte, level));
 }
 
+/* The cursor's range is exactly entry i of a page (level L, first entry at
+ * base): that page, not the child, must cover it (a huge map or a
+ * collapse rewrites entry i itself). */
+static inline bool mm_whole_entry(const struct mm_cursor *c, uint64_t base, unsigned L, unsigned i)
+{
+	const struct pt_arch *a = c->as->arch;
+	uint64_t eb = entry_base(a, base, L, i);
+	return c->start == eb && c->last == eb + span_of(a, L) - 1;
+}
+
+/* Lock [start, last] (inclusive, validated by the caller). (cursor.c) */
+int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t last);
+
 /* --- locks (lock.c): platform hooks or the core's atomics --- */
 void mm_spin_lock(const struct mm_platform *p, mm_lock_t *l);
 void mm_spin_unlock(const struct mm_platform *p, mm_lock_t *l);

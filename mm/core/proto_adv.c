@@ -76,7 +76,7 @@ retry:
 	uint64_t base = 0;
 	while (L > 1) {
 		unsigned i = pt_index(a, c->start, L);
-		if (i != pt_index(a, c->last, L))
+		if (i != pt_index(a, c->last, L) || mm_whole_entry(c, base, L, i))
 			break;
 		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
 		if (!is_table(a, e, L) && !a->present(e) && held != pg) {

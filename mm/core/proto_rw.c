@@ -18,7 +18,7 @@ static int rw_lock(struct mm_cursor *c)
 	uint64_t base = 0;
 	for (;;) {
 		unsigned i = pt_index(a, c->start, L);
-		if (L > 1 && i == pt_index(a, c->last, L)) {
+		if (L > 1 && i == pt_index(a, c->last, L) && !mm_whole_entry(c, base, L, i)) {
 			mm_read_lock(p, &pg->lock);
 			uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
 			if (is_table(a, e, L)) {

@@ -1,0 +1,94 @@
+/* The atomic spec (see spec.h). */
+#include "spec.h"
+#include "cortenmm/errors.h"
+#include "cortenmm/pt_arch.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void spec_init(struct spec *s, uint64_t base, size_t npages)
+{
+	s->base = base;
+	s->npages = npages;
+	s->pg = calloc(npages, sizeof(*s->pg));
+	if (!s->pg)
+		abort();
+}
+
+void spec_free(struct spec *s)
+{
+	free(s->pg);
+	s->pg = NULL;
+}
+
+struct spec_page *spec_at(struct spec *s, uint64_t va)
+{
+	uint64_t i = (va - s->base) / MM_PAGE_SIZE;
+	if (va < s->base || i >= s->npages)
+		abort();
+	return &s->pg[i];
+}
+
+static int any_mapped(struct spec *s, uint64_t va, uint64_t len)
+{
+	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
+		unsigned k = spec_at(s, va + o)->kind;
+		if (k == MM_MAPPED || k == MM_COW)
+			return 1;
+	}
+	return 0;
+}
+
+int spec_map(struct spec *s, uint64_t va, uint64_t pa, uint64_t size, unsigned prot, unsigned flags)
+{
+	if (any_mapped(s, va, size))
+		return MM_EEXIST;
+	for (uint64_t o = 0; o < size; o += MM_PAGE_SIZE) {
+		struct spec_page *p = spec_at(s, va + o);
+		*p = (struct spec_page){ .kind = (flags & MM_MAP_COW) ? MM_COW : MM_MAPPED,
+					 .prot = (uint8_t)prot, .pa = pa + o };
+	}
+	return MM_OK;
+}
+
+int spec_mark(struct spec *s, uint64_t va, uint64_t len, const struct mm_status *st)
+{
+	if (any_mapped(s, va, len))
+		return MM_EMAPPED;
+	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
+		struct spec_page *p = spec_at(s, va + o);
+		if (st->kind == MM_INVALID)
+			*p = (struct spec_page){ 0 };
+		else
+			*p = (struct spec_page){ .kind = st->kind, .prot = st->prot,
+						 .dev = st->dev, .arg = st->arg };
+	}
+	return MM_OK;
+}
+
+int spec_unmap(struct spec *s, uint64_t va, uint64_t len)
+{
+	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE)
+		*spec_at(s, va + o) = (struct spec_page){ 0 };
+	return MM_OK;
+}
+
+int spec_check_info(struct spec *s, uint64_t va, const struct mm_info *in, const char *who)
+{
+	struct spec_page *p = spec_at(s, va);
+	int ok = in->kind == p->kind && in->prot == p->prot;
+	if (ok && (p->kind == MM_MAPPED || p->kind == MM_COW))
+		ok = in->pa == p->pa;
+	if (ok && p->kind == MM_SWAPPED)
+		ok = in->dev == p->dev && in->arg == p->arg;
+	if (ok && p->kind == MM_PAGER)
+		ok = in->arg == p->arg;
+	if (ok)
+		return 0;
+	fprintf(stderr, "%s: va %#" PRIx64 ": core kind %u prot %#x pa %#" PRIx64 " dev %u arg %" PRIu64
+		" | spec kind %u prot %#x pa %#" PRIx64 " dev %u arg %" PRIu64 "\n",
+		who, va, in->kind, in->prot, in->pa, in->dev, in->arg,
+		p->kind, p->prot, p->pa, p->dev, p->arg);
+	return -1;
+}

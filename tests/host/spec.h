@@ -1,0 +1,38 @@
+/* The atomic spec (ARCHITECTURE.md section 6): an executable reference
+ * model of an address-space window, one status per 4 KiB virtual page.
+ * Each operation returns what the core must return and changes the model
+ * only on success. */
+#ifndef SPEC_H
+#define SPEC_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "cortenmm/status.h"
+
+struct spec_page {
+	uint8_t kind, prot, dev;
+	uint64_t pa;   /* MAPPED/COW */
+	uint64_t arg;  /* SWAPPED offset / PAGER tag */
+};
+
+struct spec {
+	uint64_t base;         /* VA of page 0 */
+	size_t npages;
+	struct spec_page *pg;
+};
+
+void spec_init(struct spec *s, uint64_t base, size_t npages);
+void spec_free(struct spec *s);
+struct spec_page *spec_at(struct spec *s, uint64_t va);
+
+/* Preconditions (validated by the caller): range inside the window,
+ * aligned. Return MM_OK / MM_EEXIST / MM_EMAPPED like the core. */
+int spec_map(struct spec *s, uint64_t va, uint64_t pa, uint64_t size, unsigned prot, unsigned flags);
+int spec_mark(struct spec *s, uint64_t va, uint64_t len, const struct mm_status *st);
+int spec_unmap(struct spec *s, uint64_t va, uint64_t len);
+
+/* Compare one core query result with the model; 0 if equal, else prints
+ * the difference (with `who`) and returns -1. */
+int spec_check_info(struct spec *s, uint64_t va, const struct mm_info *in, const char *who);
+
+#endif

@@ -1,0 +1,589 @@
+/* Suite 'mm': host tests of the CortenMM core against the atomic spec.
+ *   test_mm <arch|diff|bad|oom|kernel|huge> --arch A --mm P [--seed N] [--steps N]
+ * Every test checks the tree's well-formedness after each step and that
+ * every frame is back at the end. Exit 0 iff every check held. */
+#include "host_platform.h"
+#include "spec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct pt_arch *A;
+static const struct mm_protocol *P;
+static int fails;
+static uint64_t rng = 88172645463325252ull;
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+			fprintf(stderr, __VA_ARGS__);                           \
+			fputc('\n', stderr);                                    \
+			if (++fails > 20)                                       \
+				exit(1);                                        \
+		}                                                               \
+	} while (0)
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+static uint64_t rndn(uint64_t n) { return rnd() % n; }
+
+#define PG MM_PAGE_SIZE
+#define MB2 (1ull << 21)
+
+static void check_wf(struct mm_as *as, const char *when)
+{
+	const char *why = NULL;
+	int err = mm_wf_check(as, &why);
+	CHECK(err == MM_OK, "well-formedness after %s: %s", when, why ? why : "?");
+}
+
+/* Every page of the spec window equals the core's view. */
+static void check_window(struct mm_as *as, struct spec *s, const char *when)
+{
+	struct mm_cursor c;
+	int err = mm_lock(&c, as, s->base, s->base + s->npages * PG);
+	CHECK(err == MM_OK, "lock window: %s", mm_strerror(err));
+	if (err)
+		return;
+	int bad = 0;
+	for (size_t i = 0; i < s->npages && bad < 5; i++) {
+		struct mm_info in;
+		uint64_t va = s->base + i * PG;
+		err = mm_query(&c, va, &in);
+		CHECK(err == MM_OK, "query: %s", mm_strerror(err));
+		if (spec_check_info(s, va, &in, when))
+			bad++;
+	}
+	mm_release(&c);
+	CHECK(!bad, "window differs from spec after %s", when);
+}
+
+static unsigned rnd_prot(void)
+{
+	static const unsigned base[] = { MM_PROT_R, MM_PROT_R | MM_PROT_W, MM_PROT_R | MM_PROT_X,
+					 MM_PROT_R | MM_PROT_W | MM_PROT_X };
+	return base[rndn(4)] | (rndn(2) ? MM_PROT_U : 0) | (rndn(4) == 0 ? MM_PROT_G : 0);
+}
+
+static struct mm_status rnd_status(void)
+{
+	struct mm_status st = { 0 };
+	static const uint8_t kinds[] = { MM_INVALID, MM_RESERVED, MM_SWAPPED, MM_PAGER };
+	st.kind = kinds[rndn(4)];
+	if (st.kind != MM_INVALID) {
+		st.prot = (uint8_t)rnd_prot();
+		if (st.kind == MM_SWAPPED) {
+			st.dev = (uint8_t)rndn(256);
+			st.arg = rndn(MM_STATUS_ARG_MAX + 1);
+		}
+		if (st.kind == MM_PAGER)
+			st.arg = rndn(MM_STATUS_ARG_MAX + 1);
+	}
+	return st;
+}
+
+static void new_as(struct mm_as *as)
+{
+	int err = mm_as_init(as, A, P, &host_plat, A->user_lo, A->user_last, NULL);
+	CHECK(err == MM_OK, "as_init: %s", mm_strerror(err));
+	if (err)
+		exit(1);
+}
+
+static void end_as(struct mm_as *as)
+{
+	mm_as_destroy(as);
+	host_rcu_barrier();
+	host_pool_drain();
+	CHECK(host_frames_used() == 0, "frames leaked: %zu still allocated", host_frames_used());
+}
+
+/* ---- arch: trait-table round trips ---- */
+static void t_arch(void)
+{
+	for (unsigned L = 1; L <= A->levels; L++) {
+		if (!pt_leaf_ok(A, L))
+			continue;
+		for (unsigned prot = 0; prot <= MM_PROT_MASK; prot++) {
+			if (!(prot & MM_PROT_R))
+				continue;
+			uint64_t pa = (0x123456ull << 21) & ~((1ull << pt_shift(A, L)) - 1);
+			uint64_t e = A->make_leaf(pa, prot, L);
+			CHECK(A->present(e) && A->is_leaf(e, L), "%s leaf L%u not a present leaf", A->name, L);
+			CHECK(A->addr(e, L) == pa, "%s leaf L%u addr %#" PRIx64, A->name, L, A->addr(e, L));
+			CHECK(A->prot(e) == prot, "%s leaf L%u prot %#x != %#x", A->name, L, A->prot(e), prot);
+			CHECK(!A->accessed(e) && !A->dirty(e), "%s fresh leaf has A/D", A->name);
+		}
+		if (L > 1) {
+			uint64_t t = A->make_table(0x80123000ull);
+			CHECK(A->present(t) && !A->is_leaf(t, L), "%s table L%u", A->name, L);
+			CHECK(A->addr(t, L) == 0x80123000ull, "%s table addr", A->name);
+		}
+	}
+	CHECK(!A->present(0), "zero entry present");
+	CHECK(A->user_last < A->kernel_lo, "halves overlap");
+	CHECK(pt_index(A, A->kernel_lo, A->levels) == pt_entries(A) / 2, "kernel half starts mid-root");
+}
+
+/* ---- diff: random transactions, core vs spec ---- */
+struct ctx {
+	struct mm_as as;
+	struct spec s;
+};
+
+static void rnd_subrange(uint64_t lo, uint64_t hi /*excl*/, uint64_t *va, uint64_t *len)
+{
+	uint64_t n = (hi - lo) / PG;
+	uint64_t a = rndn(n), b = rndn(n);
+	if (a > b) {
+		uint64_t t = a;
+		a = b;
+		b = t;
+	}
+	*va = lo + a * PG;
+	*len = (b - a + 1) * PG;
+}
+
+/* One random op inside the locked [lo, hi). */
+static void diff_op(struct ctx *x, struct mm_cursor *c, uint64_t lo, uint64_t hi)
+{
+	int got, want;
+	uint64_t va, len;
+	switch (rndn(5)) {
+	case 0:
+	case 1: { /* map */
+		unsigned level = 1;
+		uint64_t blo = (lo + MB2 - 1) & ~(MB2 - 1);
+		if (rndn(3) == 0 && blo + MB2 <= hi) {
+			level = 2;
+			va = blo + rndn((hi - blo) / MB2) * MB2;
+		} else {
+			va = lo + rndn((hi - lo) / PG) * PG;
+		}
+		uint64_t size = 1ull << pt_shift(A, level);
+		uint64_t pa = host_frame_alloc(level);
+		CHECK(pa != MM_NOFRAME, "test arena exhausted");
+		unsigned prot = rnd_prot(), flags = rndn(5) == 0 ? MM_MAP_COW : 0;
+		want = spec_map(&x->s, va, pa, size, prot, flags);
+		got = mm_map(c, va, pa, level, prot, flags);
+		CHECK(got == want, "map %#" PRIx64 " L%u: core %s spec %s", va, level,
+		      mm_strerror(got), mm_strerror(want));
+		if (got != MM_OK)
+			host_frame_free(pa, level);
+		break;
+	}
+	case 2: { /* mark */
+		rnd_subrange(lo, hi, &va, &len);
+		struct mm_status st = rnd_status();
+		want = spec_mark(&x->s, va, len, &st);
+		got = mm_mark(c, va, len, &st);
+		CHECK(got == want, "mark %#" PRIx64 "+%#" PRIx64 " kind %u: core %s spec %s", va, len,
+		      st.kind, mm_strerror(got), mm_strerror(want));
+		break;
+	}
+	case 3: /* unmap */
+		rnd_subrange(lo, hi, &va, &len);
+		want = spec_unmap(&x->s, va, len);
+		got = mm_unmap(c, va, len);
+		CHECK(got == want, "unmap %#" PRIx64 "+%#" PRIx64 ": core %s", va, len, mm_strerror(got));
+		break;
+	default: { /* query */
+		struct mm_info in;
+		va = lo + rndn((hi - lo) / PG) * PG;
+		got = mm_query(c, va, &in);
+		CHECK(got == MM_OK, "query: %s", mm_strerror(got));
+		CHECK(!spec_check_info(&x->s, va, &in, "query"), "query mismatch");
+		break;
+	}
+	}
+}
+
+/* A window that straddles a 1 GiB boundary (and so a level-3 entry). */
+#define WIN_PAGES 2048
+static uint64_t win_base(void) { return (1ull << 30) - (WIN_PAGES / 2) * PG; }
+
+static void rnd_lock_range(uint64_t base, size_t npages, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t n;
+	switch (rndn(8)) {
+	case 0: n = 1 + rndn(npages); break;
+	case 1: n = 512; break;
+	default: n = 1 + rndn(64); break;
+	}
+	if (n > npages)
+		n = npages;
+	uint64_t s = rndn(npages - n + 1);
+	if (n == 512 && rndn(2))
+		s &= ~511ull;
+	*lo = base + s * PG;
+	*hi = *lo + n * PG;
+}
+
+static void t_diff(long steps)
+{
+	struct ctx x;
+	new_as(&x.as);
+	spec_init(&x.s, win_base(), WIN_PAGES);
+	for (long st = 0; st < steps && fails == 0; st++) {
+		uint64_t lo, hi;
+		rnd_lock_range(x.s.base, x.s.npages, &lo, &hi);
+		struct mm_cursor c;
+		int err = mm_lock(&c, &x.as, lo, hi);
+		CHECK(err == MM_OK, "lock: %s", mm_strerror(err));
+		if (err)
+			break;
+		unsigned nops = 1 + (unsigned)rndn(4);
+		for (unsigned k = 0; k < nops; k++)
+			diff_op(&x, &c, lo, hi);
+		mm_release(&c);
+		check_wf(&x.as, "diff step");
+		if (st % 64 == 0)
+			check_window(&x.as, &x.s, "diff");
+		host_rcu_poll();
+	}
+	check_window(&x.as, &x.s, "diff end");
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
+/* ---- bad input: each error distinct, tree unchanged ---- */
+static void unchanged(struct ctx *x, size_t used, uint64_t nr, const char *what)
+{
+	CHECK(host_frames_used() == used, "%s: frames %zu -> %zu", what, used, host_frames_used());
+	CHECK(x->as.nr_frames == nr, "%s: PT frames changed", what);
+}
+
+static void t_bad(void)
+{
+	struct ctx x;
+	new_as(&x.as);
+	uint64_t B = win_base();
+	spec_init(&x.s, B, WIN_PAGES);
+	struct mm_cursor c;
+	/* populate: a mapped 4K page, a reserved range, a 2M huge page */
+	CHECK(mm_lock(&c, &x.as, B, B + WIN_PAGES * PG) == MM_OK, "lock");
+	uint64_t pa = host_frame_alloc(1);
+	CHECK(mm_map(&c, B, pa, 1, MM_PROT_R | MM_PROT_W, 0) == MM_OK, "map");
+	spec_map(&x.s, B, pa, PG, MM_PROT_R | MM_PROT_W, 0);
+	struct mm_status rs = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W };
+	CHECK(mm_mark(&c, B + 16 * PG, 64 * PG, &rs) == MM_OK, "mark");
+	spec_mark(&x.s, B + 16 * PG, 64 * PG, &rs);
+	uint64_t hb = (B + MB2) & ~(MB2 - 1), hpa = host_frame_alloc(2);
+	CHECK(mm_map(&c, hb, hpa, 2, MM_PROT_R, 0) == MM_OK, "map huge");
+	spec_map(&x.s, hb, hpa, MB2, MM_PROT_R, 0);
+	mm_release(&c);
+	host_rcu_barrier();
+	host_pool_drain();
+	host_pool_enable(false);
+	size_t used = host_frames_used();
+	uint64_t nr = x.as.nr_frames;
+
+	/* lock */
+	CHECK(mm_lock(&c, &x.as, B + 1, B + PG) == MM_EALIGN, "unaligned start");
+	CHECK(mm_lock(&c, &x.as, B, B + PG + 8) == MM_EALIGN, "unaligned end");
+	CHECK(mm_lock(&c, &x.as, B + PG, B + PG) == MM_ERANGE, "empty range");
+	CHECK(mm_lock(&c, &x.as, B + 2 * PG, B + PG) == MM_ERANGE, "inverted range");
+	CHECK(mm_lock(&c, &x.as, A->user_last + 1, A->user_last + 1 + PG) == MM_EOUTSIDE, "kernel half");
+	CHECK(mm_lock(&c, &x.as, A->user_last + 1 - PG, A->user_last + 1 + PG) == MM_EOUTSIDE, "straddle");
+	CHECK(mm_lock(&c, &x.as, A->kernel_lo, A->kernel_lo + PG) == MM_EOUTSIDE, "kernel page");
+	unchanged(&x, used, nr, "bad lock");
+
+	CHECK(mm_lock(&c, &x.as, B, B + 128 * PG) == MM_OK, "lock");
+	uint64_t f = host_frame_alloc(1);
+	struct mm_info in;
+	CHECK(mm_map(&c, B + 200 * PG, f, 1, MM_PROT_R, 0) == MM_ENOTLOCKED, "map outside lock");
+	CHECK(mm_map(&c, B + PG + 8, f, 1, MM_PROT_R, 0) == MM_EALIGN, "map unaligned va");
+	CHECK(mm_map(&c, B + PG, f + 8, 1, MM_PROT_R, 0) == MM_EALIGN, "map unaligned pa");
+	CHECK(mm_map(&c, B + PG, f, 2, MM_PROT_R, 0) == MM_EALIGN || A->levels < 2, "map huge unaligned");
+	CHECK(mm_map(&c, B + PG, f, A->levels + 1, MM_PROT_R, 0) == MM_EHUGE, "map beyond root");
+	CHECK(mm_map(&c, B + PG, f, 0, MM_PROT_R, 0) == MM_EHUGE, "map level 0");
+	CHECK(mm_map(&c, B + PG, f, 1, MM_PROT_W, 0) == MM_EPROT, "map without R");
+	CHECK(mm_map(&c, B + PG, f, 1, MM_PROT_R | 0x40, 0) == MM_EPROT, "map unknown prot");
+	CHECK(mm_map(&c, B + PG, f, 1, MM_PROT_R, 0x8) == MM_EINVAL, "map bad flags");
+	CHECK(mm_map(&c, B, f, 1, MM_PROT_R, 0) == MM_EEXIST, "map over mapped");
+	CHECK(mm_map(&c, B, f, 1, MM_PROT_R, MM_MAP_COW) == MM_EEXIST, "cow over mapped");
+	struct mm_status st = { .kind = MM_PAGER, .arg = 7 };
+	CHECK(mm_mark(&c, B, 4 * PG, &st) == MM_EMAPPED, "mark over mapped");
+	st.kind = MM_MAPPED;
+	CHECK(mm_mark(&c, B + PG, PG, &st) == MM_EINVAL, "mark MAPPED");
+	st.kind = MM_COW;
+	CHECK(mm_mark(&c, B + PG, PG, &st) == MM_EINVAL, "mark COW");
+	st = (struct mm_status){ .kind = MM_SWAPPED, .arg = MM_STATUS_ARG_MAX + 1 };
+	CHECK(mm_mark(&c, B + PG, PG, &st) == MM_EINVAL, "mark arg too big");
+	st = (struct mm_status){ .kind = MM_RESERVED, .prot = 0x80 };
+	CHECK(mm_mark(&c, B + PG, PG, &st) == MM_EINVAL, "mark bad prot");
+	st = (struct mm_status){ .kind = MM_RESERVED };
+	CHECK(mm_mark(&c, B + PG, 0, &st) == MM_ERANGE, "mark empty");
+	CHECK(mm_mark(&c, B + PG, PG / 2, &st) == MM_EALIGN, "mark unaligned len");
+	CHECK(mm_mark(&c, B + 100 * PG, 100 * PG, &st) == MM_ENOTLOCKED, "mark past lock");
+	CHECK(mm_unmap(&c, B, 0) == MM_ERANGE, "unmap empty");
+	CHECK(mm_unmap(&c, B + 4, PG) == MM_EALIGN, "unmap unaligned");
+	CHECK(mm_unmap(&c, B - PG, 2 * PG) == MM_ENOTLOCKED, "unmap before lock");
+	CHECK(mm_query(&c, B + 128 * PG, &in) == MM_ENOTLOCKED, "query past lock");
+	mm_release(&c);
+	host_frame_free(f, 1);
+	unchanged(&x, used, nr, "bad ops");
+	check_wf(&x.as, "bad ops");
+	check_window(&x.as, &x.s, "bad ops");
+
+	/* each code distinct */
+	int codes[] = { MM_EINVAL, MM_EALIGN, MM_ERANGE, MM_EOUTSIDE, MM_ENOTLOCKED, MM_EEXIST,
+			MM_EMAPPED, MM_ENOMEM, MM_EHUGE, MM_EPROT };
+	for (unsigned i = 0; i < sizeof codes / sizeof *codes; i++)
+		for (unsigned j = i + 1; j < sizeof codes / sizeof *codes; j++)
+			CHECK(codes[i] != codes[j] && strcmp(mm_strerror(codes[i]), mm_strerror(codes[j])),
+			      "codes %d %d not distinct", codes[i], codes[j]);
+	host_pool_enable(true);
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
+/* ---- oom: allocation failure injected at every allocation point ---- */
+enum { O_MAP, O_MAPH, O_COW, O_MARK, O_UNMAP };
+struct oop {
+	int kind;
+	uint64_t va, len;
+	struct mm_status st;
+};
+
+static long points;
+
+/* Run op with the k-th allocation failing, k = 1, 2, ... until it
+ * succeeds; after each failure the tree must be exactly as before. */
+static void oom_op(struct ctx *x, const struct oop *o)
+{
+	for (long k = 1;; k++) {
+		host_rcu_barrier();
+		size_t used = host_frames_used();
+		uint64_t nr = x->as.nr_frames;
+		unsigned level = o->kind == O_MAPH ? 2 : 1;
+		uint64_t pa = (o->kind <= O_COW) ? host_frame_alloc(level) : 0;
+		struct mm_cursor c;
+		host_fail_at(k);
+		uint64_t len = o->len ? o->len : (1ull << pt_shift(A, level));
+		uint64_t lo = o->va & ~(MB2 - 1), hi = (o->va + len + MB2 - 1) & ~(MB2 - 1);
+		int err = mm_lock(&c, &x->as, lo, hi);
+		if (err == MM_ENOMEM) {
+			host_fail_off();
+			if (pa)
+				host_frame_free(pa, level);
+			points++;
+			check_wf(&x->as, "failed lock");
+			check_window(&x->as, &x->s, "failed lock");
+			continue;
+		}
+		CHECK(err == MM_OK, "oom lock: %s", mm_strerror(err));
+		size_t used_locked = host_frames_used();
+		uint64_t nr_locked = x->as.nr_frames;
+		switch (o->kind) {
+		case O_MAP: err = mm_map(&c, o->va, pa, 1, MM_PROT_R | MM_PROT_W, 0); break;
+		case O_MAPH: err = mm_map(&c, o->va, pa, 2, MM_PROT_R, 0); break;
+		case O_COW: err = mm_map(&c, o->va, pa, 1, MM_PROT_R | MM_PROT_W, MM_MAP_COW); break;
+		case O_MARK: err = mm_mark(&c, o->va, o->len, &o->st); break;
+		default: err = mm_unmap(&c, o->va, o->len); break;
+		}
+		host_fail_off();
+		if (err == MM_ENOMEM) {
+			CHECK(host_frames_used() == used_locked && x->as.nr_frames == nr_locked,
+			      "failed op %d at alloc %ld changed frame counts", o->kind, k);
+			mm_release(&c);
+			if (pa)
+				host_frame_free(pa, level);
+			points++;
+			check_wf(&x->as, "failed op");
+			check_window(&x->as, &x->s, "failed op");
+			(void)used;
+			(void)nr;
+			continue;
+		}
+		CHECK(err == MM_OK, "oom op %d: %s", o->kind, mm_strerror(err));
+		switch (o->kind) {
+		case O_MAP: spec_map(&x->s, o->va, pa, PG, MM_PROT_R | MM_PROT_W, 0); break;
+		case O_MAPH: spec_map(&x->s, o->va, pa, MB2, MM_PROT_R, 0); break;
+		case O_COW: spec_map(&x->s, o->va, pa, PG, MM_PROT_R | MM_PROT_W, MM_MAP_COW); break;
+		case O_MARK: spec_mark(&x->s, o->va, o->len, &o->st); break;
+		default: spec_unmap(&x->s, o->va, o->len); break;
+		}
+		mm_release(&c);
+		check_wf(&x->as, "oom op");
+		check_window(&x->as, &x->s, "oom op");
+		return;
+	}
+}
+
+static void t_oom(void)
+{
+	struct ctx x;
+	host_pool_enable(false);
+	new_as(&x.as);
+	uint64_t B = 1ull << 30;   /* window [1G - 4M, 1G + 4M) */
+	spec_init(&x.s, B - 2 * MB2, 4 * 512);
+	struct mm_status res = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W };
+	struct mm_status swp = { .kind = MM_SWAPPED, .dev = 3, .arg = 12345 };
+	struct mm_status pgr = { .kind = MM_PAGER, .prot = MM_PROT_R, .arg = 99 };
+	struct mm_status inv = { .kind = MM_INVALID };
+	struct oop ops[] = {
+		{ O_MAP, B + 5 * PG, 0, { 0 } },               /* new path of tables */
+		{ O_MARK, B - 2 * MB2, 2 * MB2, res },          /* covers whole 2M blocks */
+		{ O_MAP, B - MB2 + 7 * PG, 0, { 0 } },          /* split reserved 2M: table+meta */
+		{ O_COW, B - MB2 + 9 * PG, 0, { 0 } },          /* COW needs metadata */
+		{ O_MARK, B - 3 * PG, 6 * PG, swp },            /* splits at both edges */
+		{ O_MAPH, B + MB2, 0, { 0 } },                  /* huge page over reserved */
+		{ O_UNMAP, B + MB2 + 3 * PG, 2 * PG, { 0 } },   /* split a mapped huge page */
+		{ O_MARK, B - 2 * MB2 + 5 * PG, 3 * PG, pgr },
+		{ O_UNMAP, B - 2 * MB2, 4 * MB2, { 0 } },       /* everything: frees tables */
+		{ O_MARK, B - 2 * MB2 + 11 * PG, 2 * PG, inv },
+	};
+	for (unsigned i = 0; i < sizeof ops / sizeof *ops; i++)
+		oom_op(&x, &ops[i]);
+	printf("oom: %ld allocation points failed and recovered\n", points);
+	CHECK(points >= 8, "too few allocation points exercised (%ld)", points);
+	spec_free(&x.s);
+	end_as(&x.as);
+	host_pool_enable(true);
+}
+
+/* ---- huge: 1 GiB page split down by a 4 KiB unmap ---- */
+static void t_huge(void)
+{
+	struct ctx x;
+	new_as(&x.as);
+	uint64_t G = 1ull << 30;
+	if (!pt_leaf_ok(A, 3)) {
+		printf("huge: %s has no 1 GiB leaves, skipped\n", A->name);
+		end_as(&x.as);
+		return;
+	}
+	spec_init(&x.s, G, G / PG);
+	uint64_t pa = host_frame_alloc(3);
+	CHECK(pa != MM_NOFRAME, "no 1G frame");
+	struct mm_cursor c;
+	CHECK(mm_lock(&c, &x.as, G, 2 * G) == MM_OK, "lock 1G");
+	CHECK(mm_map(&c, G, pa, 3, MM_PROT_R | MM_PROT_W | MM_PROT_U, 0) == MM_OK, "map 1G");
+	spec_map(&x.s, G, pa, G, MM_PROT_R | MM_PROT_W | MM_PROT_U, 0);
+	struct mm_info in;
+	CHECK(mm_query(&c, G + 12345 * PG, &in) == MM_OK && in.level == 3 && in.pa == pa + 12345 * PG,
+	      "1G query");
+	mm_release(&c);
+	uint64_t nr = x.as.nr_frames;
+	uint64_t cut = G + 300 * MB2 + 17 * PG;
+	CHECK(mm_lock(&c, &x.as, cut, cut + PG) == MM_OK, "lock cut");
+	CHECK(mm_unmap(&c, cut, PG) == MM_OK, "unmap in 1G");
+	spec_unmap(&x.s, cut, PG);
+	mm_release(&c);
+	CHECK(x.as.nr_frames >= nr + 2, "split did not add tables");
+	check_wf(&x.as, "split 1G");
+	check_window(&x.as, &x.s, "split 1G");
+	CHECK(mm_lock(&c, &x.as, G, 2 * G) == MM_OK, "lock 1G");
+	CHECK(mm_query(&c, G + 5 * PG, &in) == MM_OK && in.level == 2, "2M piece");
+	CHECK(mm_query(&c, cut + PG, &in) == MM_OK && in.level == 1, "4K piece");
+	CHECK(mm_unmap(&c, G, G) == MM_OK, "unmap 1G");
+	spec_unmap(&x.s, G, G);
+	mm_release(&c);
+	check_wf(&x.as, "unmap 1G");
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
+/* ---- kernel: direct map with huge pages, seal, shared kernel half ---- */
+static void t_kernel(void)
+{
+	struct mm_as kas, uas;
+	int err = mm_as_init(&kas, A, P, &host_plat, A->kernel_lo, A->kernel_last, NULL);
+	CHECK(err == MM_OK, "kernel as: %s", mm_strerror(err));
+	uint64_t pa = host_frame_alloc(3);
+	CHECK(pa != MM_NOFRAME, "no 1G frame");
+	/* direct map: [KB + 4K, KB + 4K + 6M) -> [pa + 4K, ...): 4K pages up to
+	 * the first 2M boundary, then 2M pages, then 4K again. */
+	uint64_t KB = A->kernel_lo + (1ull << 30), len = 3 * MB2 + 2 * PG;
+	struct mm_cursor c;
+	CHECK(mm_lock(&c, &kas, KB, KB + (1ull << 30)) == MM_OK, "lock kernel");
+	err = mm_map_range(&c, KB + PG, pa + PG, len, MM_PROT_R | MM_PROT_W | MM_PROT_G);
+	CHECK(err == MM_OK, "map_range: %s", mm_strerror(err));
+	struct mm_info in;
+	CHECK(mm_query(&c, KB + PG, &in) == MM_OK && in.kind == MM_MAPPED && in.level == 1 &&
+	      in.pa == pa + PG && in.prot == (MM_PROT_R | MM_PROT_W | MM_PROT_G), "first 4K page");
+	CHECK(mm_query(&c, KB + MB2 + 5 * PG, &in) == MM_OK && in.level == 2 && in.pa == pa + MB2 + 5 * PG,
+	      "2M page");
+	CHECK(mm_query(&c, KB + 3 * MB2 + PG, &in) == MM_OK && in.level == 1 && in.pa == pa + 3 * MB2 + PG,
+	      "tail 4K page");
+	CHECK(mm_query(&c, KB + 3 * MB2 + 3 * PG, &in) == MM_OK && in.kind == MM_INVALID, "past end");
+	mm_release(&c);
+	check_wf(&kas, "kernel map");
+	CHECK(mm_as_kernel_seal(&kas) == MM_OK, "seal");
+	check_wf(&kas, "seal");
+	new_as(&uas);
+	mm_as_share_kernel(&uas, &kas);
+	uint64_t *kr = host_plat.phys_to_virt(kas.root_pa), *ur = host_plat.phys_to_virt(uas.root_pa);
+	for (unsigned i = pt_entries(A) / 2; i < pt_entries(A); i++)
+		CHECK(kr[i] == ur[i] && A->present(kr[i]), "root slot %u not shared", i);
+	/* a user mapping leaves the kernel half alone */
+	uint64_t f = host_frame_alloc(1);
+	CHECK(mm_lock(&c, &uas, 0x10000, 0x20000) == MM_OK, "lock user");
+	CHECK(mm_map(&c, 0x10000, f, 1, MM_PROT_R | MM_PROT_U, 0) == MM_OK, "map user");
+	mm_release(&c);
+	check_wf(&uas, "user");
+	check_wf(&kas, "kernel after user");
+	mm_as_destroy(&uas);
+	for (unsigned i = pt_entries(A) / 2; i < pt_entries(A); i++)
+		CHECK(A->present(kr[i]), "kernel slot %u lost", i);
+	/* give back the parts of the 1G frame the direct map did not take */
+	for (uint64_t o = 0; o < (1ull << 30); o += PG)
+		if (o < PG || o >= PG + len)
+			host_frame_free(pa + o, 1);
+	end_as(&kas);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_mm TEST --arch A --mm P [--seed N] [--steps N]\n");
+		return 2;
+	}
+	const char *test = argv[1], *arch = "sv39", *mm = "adv";
+	long steps = 2000;
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--arch"))
+			arch = argv[i + 1];
+		else if (!strcmp(argv[i], "--mm"))
+			mm = argv[i + 1];
+		else if (!strcmp(argv[i], "--seed"))
+			rng = strtoull(argv[i + 1], NULL, 0) * 2654435761ull + 1;
+		else if (!strcmp(argv[i], "--steps"))
+			steps = strtol(argv[i + 1], NULL, 0);
+	}
+	A = mm_arch_by_name(arch);
+	P = mm_proto_by_name(mm);
+	if (!A || !P) {
+		fprintf(stderr, "unknown arch or protocol\n");
+		return 2;
+	}
+	bool big = !strcmp(test, "huge") || !strcmp(test, "kernel");
+	host_init(big ? (size_t)1 << 19 : (size_t)1 << 15);
+	if (!strcmp(test, "arch"))
+		t_arch();
+	else if (!strcmp(test, "diff"))
+		t_diff(steps);
+	else if (!strcmp(test, "bad"))
+		t_bad();
+	else if (!strcmp(test, "oom"))
+		t_oom();
+	else if (!strcmp(test, "huge"))
+		t_huge();
+	else if (!strcmp(test, "kernel"))
+		t_kernel();
+	else {
+		fprintf(stderr, "unknown test %s\n", test);
+		return 2;
+	}
+	printf("%s %s %s: %s (%d failures)\n", test, arch, mm, fails ? "FAIL" : "ok", fails);
+	return fails ? 1 : 0;
+}
