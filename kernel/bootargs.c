@@ -1,4 +1,5 @@
-/* /chosen/bootargs: "[paging=sv39|sv48] [mm=adv|rw|vma] [-- command line]".
+/* /chosen/bootargs: "[paging=sv39|sv48] [mm=adv|rw|vma] [timer=sbi|sstc]
+ * [-- command line]".
  * The command is everything after the first "--" word, spaces included. */
 #include <patina/errno.h>
 #include "kernel.h"
@@ -25,6 +26,7 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 	out->mm_set = 0;
 	out->mm = MM_ADV;
 	out->command = NULL;
+	out->timer_sstc = 0;
 	warn[0] = 0;
 	int err = 0;
 
@@ -53,7 +55,12 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 			out->mm = MM_RW, out->mm_set = 1;
 		} else if (!strcmp(w, "mm=vma")) {
 			out->mm = MM_VMA, out->mm_set = 1;
-		} else if (str_starts_with(w, "paging=") || str_starts_with(w, "mm=")) {
+		} else if (!strcmp(w, "timer=sbi")) {
+			out->timer_sstc = 0;
+		} else if (!strcmp(w, "timer=sstc")) {
+			out->timer_sstc = 1;
+		} else if (str_starts_with(w, "paging=") || str_starts_with(w, "mm=") ||
+			   str_starts_with(w, "timer=")) {
 			snprintk(warn, (size_t)warnlen, "bad boot option '%s' ignored", w);
 			err = -E_INVAL;
 		} else {

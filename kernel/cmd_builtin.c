@@ -7,6 +7,7 @@
 #include "ktest.h"
 #include "printk.h"
 #include "timer.h"
+#include "kstring.h"
 
 KCMD(help, "list commands")
 {
@@ -65,4 +66,17 @@ KCMD(poweroff, "power the machine off")
 KCMD(exit, "power the machine off")
 {
 	return CMD_STATUS_POWEROFF;
+}
+
+/* Exists so the runner's panic detection and the trap report can be tested. */
+KCMD(fault, "[addr] load from an unmapped address (tests the trap report)")
+{
+	unsigned long long addr = 0x10;
+	if (argc > 1 && parse_u64(argv[1], &addr)) {
+		printk("fault: bad address '%s'\n", argv[1]);
+		return 2;
+	}
+	uint64_t v;
+	__asm__ volatile("ld %0, 0(%1)" : "=r"(v) : "r"((uintptr_t)addr) : "memory");
+	return (int)v;
 }

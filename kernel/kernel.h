@@ -18,7 +18,8 @@ extern struct boot_config boot_config;
 const char *paging_name(int levels);
 const char *mm_name(enum mm_mode m);
 
-/* Parse /chosen/bootargs (see bootargs.c). Unknown words are reported in
+/* Parse /chosen/bootargs (see bootargs.c): paging=sv39|sv48, mm=adv|rw|vma,
+ * timer=sbi|sstc, then optionally "-- command line". Unknown words are reported in
  * warn (a message or "") and otherwise ignored. Returns 0 or -E_INVAL for
  * a malformed known option (also reported in warn). `args` is modified:
  * the command points into it. */
@@ -27,6 +28,7 @@ struct bootargs {
 	int mm_set;
 	enum mm_mode mm;
 	char *command;              /* NULL = interactive */
+	int timer_sstc;             /* timer=sstc: program stimecmp directly */
 };
 int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen);
 

@@ -1,0 +1,171 @@
+/* Capabilities: per-task slot tables and the derivation tree.
+ *
+ * Every cap derived from another (copy, mint, IPC transfer) becomes its
+ * child; revoke deletes all descendants, in every task. Delete hands a
+ * cap's children to its parent, so deleting an intermediate copy does not
+ * take other holders' caps with it. Caps hold a reference on what they name
+ * (task, thread, endpoint, frame); the last one frees it.
+ * Everything here needs mk_lock. */
+#include "mk.h"
+#include "kstring.h"
+
+static unsigned long ncaps;
+unsigned long caps_live(void) { return ncaps; }
+
+/* The cap in slot of t if it has `type` (0 = any non-null) and all of
+ * `rights`; otherwise NULL with *err = -E_BADCAP or -E_PERM. */
+struct cap *cap_lookup(struct task *t, long slot, int type, unsigned rights, int *err)
+{
+	if (slot < 0 || slot >= CSPACE_SLOTS) {
+		*err = -E_BADCAP;
+		return NULL;
+	}
+	struct cap *c = &t->cspace[slot];
+	if (c->type == CAP_NULL || (type && c->type != type)) {
+		*err = -E_BADCAP;
+		return NULL;
+	}
+	if ((c->rights & rights) != rights) {
+		*err = -E_PERM;
+		return NULL;
+	}
+	return c;
+}
+
+/* An empty slot of t, or NULL with *err set. */
+struct cap *cap_slot_free(struct task *t, long slot, int *err)
+{
+	if (slot < 0 || slot >= CSPACE_SLOTS) {
+		*err = -E_BADCAP;
+		return NULL;
+	}
+	struct cap *c = &t->cspace[slot];
+	if (c->type != CAP_NULL) {
+		*err = -E_EXIST;
+		return NULL;
+	}
+	return c;
+}
+
+void cap_get_obj(const struct cap *c)
+{
+	switch (c->type) {
+	case CAP_TASK:
+	case CAP_REGION:
+		c->o.task->refs++;
+		break;
+	case CAP_THREAD:
+		c->o.thread->refs++;
+		break;
+	case CAP_ENDPOINT:
+		c->o.ep->refs++;
+		break;
+	case CAP_FRAME:
+		uvm_frame_get(c->o.pa);
+		break;
+	}
+}
+
+static void cap_put_obj(struct cap *c)
+{
+	switch (c->type) {
+	case CAP_TASK:
+	case CAP_REGION:
+		c->o.task->refs--;
+		task_put(c->o.task);
+		break;
+	case CAP_THREAD:
+		c->o.thread->refs--;
+		thread_put(c->o.thread);
+		break;
+	case CAP_ENDPOINT:
+		ep_put(c->o.ep);
+		break;
+	case CAP_FRAME:
+		uvm_frame_put(c->o.pa);
+		break;
+	}
+}
+
+/* Fill empty slot dst from proto (which must already hold its object
+ * reference), as a child of parent (NULL: a root). */
+void cap_install(struct cap *dst, const struct cap *proto, struct cap *parent)
+{
+	struct task *owner = dst->owner;
+	*dst = *proto;
+	dst->owner = owner;
+	dst->child = NULL;
+	dst->parent = parent;
+	dst->prev = NULL;
+	dst->next = parent ? parent->child : NULL;
+	if (dst->next)
+		dst->next->prev = dst;
+	if (parent)
+		parent->child = dst;
+	ncaps++;
+}
+
+/* May src be derived into a cap with these rights and range? */
+int cap_derive_ok(const struct cap *src, unsigned rights, uint64_t lo, uint64_t hi)
+{
+	if (rights & ~src->rights)
+		return 0;
+	if (src->type == CAP_REGION)
+		return lo < hi && lo >= src->lo && hi <= src->hi &&
+		       !(lo & 4095) && !(hi & 4095);
+	return 1;
+}
+
+static void unlink(struct cap *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (c->parent)
+		c->parent->child = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+}
+
+void cap_delete(struct cap *c)
+{
+	if (c->type == CAP_NULL)
+		return;
+	/* Children move up to our parent. */
+	struct cap *ch = c->child;
+	while (ch) {
+		struct cap *n = ch->next;
+		ch->parent = c->parent;
+		ch->prev = NULL;
+		ch->next = c->parent ? c->parent->child : NULL;
+		if (ch->next)
+			ch->next->prev = ch;
+		if (c->parent)
+			c->parent->child = ch;
+		ch = n;
+	}
+	c->child = NULL;
+	unlink(c);
+	struct cap copy = *c;
+	struct task *owner = c->owner;
+	memset(c, 0, sizeof *c);
+	c->owner = owner;
+	ncaps--;
+	cap_put_obj(&copy);
+}
+
+void cap_revoke(struct cap *c)
+{
+	/* Depth first: delete leaves until no child is left. */
+	while (c->child) {
+		struct cap *d = c->child;
+		while (d->child)
+			d = d->child;
+		cap_delete(d);
+	}
+}
+
+void cspace_clear(struct task *t)
+{
+	for (int i = 0; i < CSPACE_SLOTS; i++)
+		cap_delete(&t->cspace[i]);
+}

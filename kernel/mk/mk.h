@@ -1,0 +1,250 @@
+/* The microkernel's objects: threads, tasks, endpoints, capabilities, and
+ * the per-hart scheduler state. (Owner: microkernel.)
+ *
+ * Locking, in acquisition order:
+ *   mk_lock   one spinlock (irqsave) over every CSpace, the derivation tree,
+ *             object reference counts, endpoint queues, thread and task
+ *             state changes. Short sections only; never held while user code
+ *             runs, while an mm cursor is held, or across a context switch.
+ *   rq->lock  per-hart run queue.
+ * An mm cursor (address-space transaction) is never taken under mk_lock.
+ */
+#ifndef KERNEL_MK_H
+#define KERNEL_MK_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <patina/errno.h>
+#include <patina/cap.h>
+#include <patina/syscall.h>
+#include <cortenmm/mm.h>
+#include <cortenmm/cursor.h>
+#include "trap.h"
+#include "spinlock.h"
+#include "cpu.h"
+
+#define MAX_THREADS   192
+#define MAX_TASKS     64
+#define MAX_ENDPOINTS 256
+#define THREAD_KSTACK 16384
+#define NPRIO         4
+#define PRIO_DEFAULT  1
+
+extern spinlock_t mk_lock;
+
+/* Saved kernel context (uentry.S switch_context layout). */
+struct kctx {
+	uint64_t ra, sp, s[12];
+};
+
+/* Top of a thread's kernel stack: the user registers, then the kernel tp
+ * user_vector restores (uentry.S UF_KTP). 16-byte multiple. */
+struct uframe {
+	struct trap_frame tf;
+	uint64_t kernel_tp;
+	uint64_t pad;
+};
+
+enum tstate { T_FREE, T_RUNNABLE, T_RUNNING, T_BLOCKED, T_DEAD };
+enum tblock { B_NONE, B_SEND, B_RECV, B_REPLY, B_WAIT };
+
+struct task;
+struct endpoint;
+
+struct thread {
+	struct kctx ctx;            /* first: switch_context's pointer */
+	volatile int state;         /* enum tstate */
+	int block;                  /* enum tblock while T_BLOCKED */
+	volatile int on_cpu;        /* set while a hart runs on its stack */
+	int killed;                 /* exit at the next return to user */
+	int prio;                   /* 0..NPRIO-1, higher runs first */
+	int affinity;               /* logical hart index, -1 = any */
+	int last_cpu;
+	int refs;                   /* caps naming it + 1 while alive */
+	int id;
+	struct task *task;          /* NULL: kernel thread */
+	struct thread *rq_next;     /* run queue / endpoint queue link */
+	struct uframe *uf;          /* user registers (top of kstack) */
+	uint8_t *kstack;
+	void (*kfn)(void *);        /* kernel threads: body */
+	void *karg;
+	/* IPC */
+	struct endpoint *ep;        /* queue it waits on */
+	uint64_t msg[IPC_WORDS];
+	uint64_t badge;             /* badge of the cap it sent through */
+	long xfer_slot;             /* sender: cap slot to transfer, or -1 */
+	long recv_slot;             /* receiver: slot for an arriving cap */
+	int got_cap;
+	struct thread *caller;      /* receiver: whom to reply to */
+	struct thread *task_next;   /* task's thread list */
+	/* user-access fault recovery */
+	int in_uaccess;
+	uint64_t ticks;             /* timer ticks while it ran (accounting) */
+};
+
+enum task_state { TASK_FREE, TASK_ALIVE, TASK_DYING, TASK_DEAD };
+
+struct cap {
+	uint16_t type;              /* enum cap_type */
+	uint16_t rights;
+	uint64_t badge;
+	uint64_t lo, hi;            /* region range [lo, hi) */
+	union {
+		struct task *task;      /* CAP_TASK, CAP_REGION */
+		struct thread *thread;
+		struct endpoint *ep;
+		uint64_t pa;            /* CAP_FRAME */
+	} o;
+	struct task *owner;         /* whose CSpace holds it */
+	struct cap *parent, *child, *next, *prev; /* derivation tree */
+};
+
+struct task {
+	int state;                  /* enum task_state */
+	int id;
+	uint32_t gen;               /* bumped at each allocation of the slot */
+	int reap_queued;
+	int refs;                   /* caps naming it (task + region caps) */
+	int nthreads;               /* threads not yet dead */
+	int exit_status;
+	int is_init;
+	struct task *parent;        /* charged for our quota; NULL for init */
+	struct mm_as as;
+	uint16_t asid;
+	volatile uint64_t hart_mask;/* harts that ran this AS (TLB shootdown) */
+	struct thread *threads;
+	struct cap cspace[CSPACE_SLOTS];
+	/* quota: frames (data frames charged to us + PT pages) and objects */
+	long frame_quota, frames_used;
+	long obj_quota, objs_used;
+	struct thread *waiters;     /* threads in SYS_TASK_WAIT on us */
+	struct task *reap_next;
+};
+
+struct endpoint {
+	int refs;                   /* caps naming it; freed at 0 */
+	int id;
+	struct thread *senders, *senders_tail;   /* blocked in send/call */
+	struct thread *receivers, *receivers_tail;
+	struct task *charged;       /* whose object quota pays for it */
+};
+
+/* Per-hart scheduler state. */
+struct rq {
+	spinlock_t lock;
+	struct thread *head[NPRIO], *tail[NPRIO];
+	int len;
+	volatile int idle;          /* hart is (about to be) in wfi */
+	struct thread *cur;
+	struct thread *idle_thread;
+	uint16_t cur_asid;
+	uint64_t cur_satp;
+	uint64_t switches;
+};
+extern struct rq rqs[MAX_HARTS];
+
+static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
+static inline struct thread *cur_thread(void) { return this_rq()->cur; }
+
+/* --- thread.c --- */
+struct thread *thread_alloc(struct task *t);        /* mk_lock held; NULL if pool empty */
+int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg);
+struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity);
+void thread_put(struct thread *th);                 /* mk_lock held */
+void thread_exit(void) __attribute__((noreturn));
+void thread_kill_locked(struct thread *th);         /* mk_lock held */
+void thread_first_run(struct kctx *prev);
+extern struct thread threads[MAX_THREADS];
+
+/* --- sched.c --- */
+void sched_wake(struct thread *th);                 /* make runnable (state set by caller) */
+void sched_yield(void);
+void sched_block(void);                             /* state already T_BLOCKED; irqs off */
+void sched_switch(void);                            /* irqs off */
+void sched_idle_loop(void) __attribute__((noreturn));
+void sched_finish_switch(struct kctx *prev);
+void sched_activate(struct thread *next);
+
+/* --- rcu.c --- */
+void rcu_quiescent(void);
+void rcu_defer_call(struct mm_rcu_head *h, void (*fn)(struct mm_rcu_head *));
+void rcu_idle(int idle);
+
+/* --- uvm.c: user address spaces through the mm core --- */
+extern const struct mm_platform uvm_platform;
+int uvm_init(void);                                 /* boot, once */
+int uvm_as_create(struct task *t);
+void uvm_as_destroy(struct task *t);
+uint64_t uvm_satp(struct task *t);
+int uvm_fault(struct task *t, uint64_t va, int write, int exec);
+int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
+void uvm_frame_get(uint64_t pa);
+void uvm_frame_put(uint64_t pa);
+int uvm_frame_valid(uint64_t pa);
+long uvm_frames_in_use(void);
+extern uint64_t user_top;                           /* first address above user space */
+
+/* --- uaccess.c --- */
+int copy_from_user(void *dst, uint64_t usrc, size_t n);
+int copy_to_user(uint64_t udst, const void *src, size_t n);
+int uaccess_fixup(struct trap_frame *tf);
+extern volatile unsigned long uaccess_faults_fixed;
+
+/* --- task.c --- */
+struct task *task_alloc(struct task *parent, long frame_quota);  /* mk_lock NOT held */
+void task_exit(struct task *t, int status);          /* mk_lock held: kill all threads */
+void task_put(struct task *t);                       /* mk_lock held */
+void reaper_start(void);
+int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota, struct task **out);
+int quota_charge_frames(struct task *t, long n);      /* mk_lock held */
+void quota_release_frames(struct task *t, long n);
+extern struct task tasks[MAX_TASKS];
+
+/* --- cap.c (mk_lock held for all) --- */
+struct cap *cap_lookup(struct task *t, long slot, int type, unsigned rights, int *err);
+struct cap *cap_slot_free(struct task *t, long slot, int *err);
+void cap_install(struct cap *dst, const struct cap *proto, struct cap *parent);
+void cap_delete(struct cap *c);
+void cap_revoke(struct cap *c);
+void cspace_clear(struct task *t);
+void cap_get_obj(const struct cap *c);
+int cap_derive_ok(const struct cap *src, unsigned rights, uint64_t lo, uint64_t hi);
+unsigned long caps_live(void);
+
+/* --- ipc.c --- */
+struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */
+void ep_put(struct endpoint *e);                      /* mk_lock held */
+void ipc_cancel(struct thread *th);                   /* mk_lock held */
+long sys_ipc(struct uframe *uf, long nr);
+unsigned long eps_live(void);
+
+/* --- region.c --- */
+long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n);
+
+/* --- elf.c --- */
+int elf_load(struct task *t, const uint8_t *img, size_t len, uint64_t *entry);
+
+/* --- modules.c --- */
+struct boot_module { const char *name; const uint8_t *start; const uint8_t *end; };
+extern const struct boot_module boot_modules[];
+extern const int nboot_modules;
+
+/* --- syscall.c / utrap.c --- */
+void syscall_dispatch(struct uframe *uf);
+void user_trap(struct uframe *uf);
+void return_to_user(void) __attribute__((noreturn));
+extern void user_return(struct uframe *uf) __attribute__((noreturn));
+extern struct kctx *switch_context(struct kctx *from, struct kctx *to);
+extern char thread_trampoline[];
+
+/* --- mkinit.c --- */
+void mk_start(const char *command) __attribute__((noreturn));
+extern const char *mk_command;
+unsigned long threads_live(void);
+unsigned long tasks_live(void);
+
+#define USER_STACK_TOP   0x40000000UL
+#define USER_STACK_PAGES 16
+
+#endif

@@ -1,0 +1,148 @@
+/* Threads: a static pool, each with its own kernel stack whose top holds
+ * the user registers (struct uframe). */
+#include "mk.h"
+#include "riscv.h"
+#include "kstring.h"
+#include "panic.h"
+
+struct thread threads[MAX_THREADS];
+static uint8_t kstacks[MAX_THREADS][THREAD_KSTACK] __attribute__((aligned(16)));
+
+unsigned long threads_live(void)
+{
+	unsigned long n = 0;
+	for (int i = 0; i < MAX_THREADS; i++)
+		if (threads[i].state != T_FREE)
+			n++;
+	return n;
+}
+
+/* Needs mk_lock. A fresh thread (state T_BLOCKED, one "alive" reference)
+ * bound to task t (or a kernel thread when t is NULL), or NULL. */
+struct thread *thread_alloc(struct task *t)
+{
+	for (int i = 0; i < MAX_THREADS; i++) {
+		struct thread *th = &threads[i];
+		if (th->state != T_FREE || th->on_cpu)
+			continue;
+		memset(th, 0, sizeof *th);
+		th->id = i;
+		th->state = T_BLOCKED;
+		th->block = B_NONE;
+		th->prio = PRIO_DEFAULT;
+		th->affinity = -1;
+		th->last_cpu = -1;
+		th->refs = 1;
+		th->task = t;
+		th->kstack = kstacks[i];
+		th->uf = (struct uframe *)(kstacks[i] + THREAD_KSTACK) - 1;
+		th->xfer_slot = SLOT_NONE;
+		th->recv_slot = SLOT_NONE;
+		if (t) {
+			th->task_next = t->threads;
+			t->threads = th;
+			t->nthreads++;
+		}
+		return th;
+	}
+	return NULL;
+}
+
+/* Needs mk_lock; the caller already dropped its reference. A dead thread
+ * nobody names and no hart runs on goes back to the pool. */
+void thread_put(struct thread *th)
+{
+	if (th->refs == 0 && th->state == T_DEAD && !th->on_cpu)
+		th->state = T_FREE;
+}
+
+/* Set up a user thread's first registers and make it runnable.
+ * Needs: mk_lock NOT held. */
+int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg)
+{
+	memset(&th->uf->tf, 0, sizeof th->uf->tf);
+	th->uf->tf.sepc = pc;
+	th->uf->tf.regs[2] = sp;
+	th->uf->tf.regs[10] = arg;
+	th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
+	th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	int ok = th->state == T_BLOCKED && !th->killed;
+	if (ok) {
+		th->state = T_RUNNABLE;
+		sched_wake(th);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return ok ? 0 : -E_DEAD;
+}
+
+struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity)
+{
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct thread *th = thread_alloc(NULL);
+	if (th) {
+		th->kfn = fn;
+		th->karg = arg;
+		th->affinity = affinity;
+		th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
+		th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
+		th->state = T_RUNNABLE;
+		sched_wake(th);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return th;
+}
+
+void thread_first_run(struct kctx *prev)
+{
+	sched_finish_switch(prev);
+	struct thread *th = cur_thread();
+	if (!th->task) {
+		irq_enable();
+		th->kfn(th->karg);
+		thread_exit();
+	}
+	return_to_user();
+}
+
+/* Needs mk_lock. Mark th to die: a blocked thread dies now; a running or
+ * runnable one dies at its next return to user (the hart running it gets
+ * an IPI so that happens soon). */
+void thread_kill_locked(struct thread *th)
+{
+	if (th->state == T_DEAD || th->state == T_FREE)
+		return;
+	th->killed = 1;
+	if (th->state == T_BLOCKED) {
+		ipc_cancel(th);
+		/* Let it run to its own exit so the stack is left cleanly. */
+		th->state = T_RUNNABLE;
+		sched_wake(th);
+	}
+}
+
+/* The current thread ends. Its stack is reused only after the next thread
+ * has switched away from it (sched_finish_switch). */
+void thread_exit(void)
+{
+	irq_disable();
+	struct thread *th = cur_thread();
+	spin_lock(&mk_lock);
+	ipc_cancel(th);
+	struct task *t = th->task;
+	if (t) {
+		struct thread **pp = &t->threads;
+		while (*pp && *pp != th)
+			pp = &(*pp)->task_next;
+		if (*pp)
+			*pp = th->task_next;
+		t->nthreads--;
+		if (t->nthreads == 0)
+			task_exit(t, t->state == TASK_ALIVE ? 0 : t->exit_status);
+	}
+	th->state = T_DEAD;
+	th->refs--;
+	spin_unlock(&mk_lock);
+	sched_switch();
+	panic("a dead thread was scheduled");
+}

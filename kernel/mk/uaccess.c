@@ -1,0 +1,59 @@
+/* Copies between kernel and user memory that fail cleanly.
+ *
+ * The range is checked to lie in the user half first; the copy itself runs
+ * in uaccess_copy (uentry.S) with sstatus.SUM set only for its duration. A
+ * page fault inside it is first offered to the anonymous-memory fault
+ * handler (a user buffer on a not yet touched stack page is fine); if that
+ * cannot resolve it, the trap returns into uaccess_fault and the copy
+ * returns -E_FAULT instead of taking the kernel down. */
+#include "mk.h"
+#include "riscv.h"
+
+extern long uaccess_copy(void *dst, const void *src, unsigned long n);
+extern char uaccess_copy_end[], uaccess_fault[];
+volatile unsigned long uaccess_faults_fixed;
+
+static int user_range_ok(uint64_t a, size_t n)
+{
+	return n <= user_top && a <= user_top - n;
+}
+
+int copy_from_user(void *dst, uint64_t usrc, size_t n)
+{
+	if (!user_range_ok(usrc, n))
+		return -E_FAULT;
+	csr_set(sstatus, SSTATUS_SUM);
+	long r = uaccess_copy(dst, (const void *)(uintptr_t)usrc, n);
+	csr_clear(sstatus, SSTATUS_SUM);
+	return (int)r;
+}
+
+int copy_to_user(uint64_t udst, const void *src, size_t n)
+{
+	if (!user_range_ok(udst, n))
+		return -E_FAULT;
+	csr_set(sstatus, SSTATUS_SUM);
+	long r = uaccess_copy((void *)(uintptr_t)udst, src, n);
+	csr_clear(sstatus, SSTATUS_SUM);
+	return (int)r;
+}
+
+/* Called by trap_dispatch for a kernel-mode exception. Returns 1 when the
+ * trap was a user-copy fault and the frame was edited to retry or bail. */
+int uaccess_fixup(struct trap_frame *tf)
+{
+	uint64_t pc = tf->sepc;
+	if (pc < (uint64_t)(uintptr_t)uaccess_copy ||
+	    pc >= (uint64_t)(uintptr_t)uaccess_copy_end)
+		return 0;
+	uint64_t cause = tf->scause;
+	if (cause != 13 && cause != 15 && cause != 5 && cause != 7)
+		return 0;
+	struct thread *th = cur_thread();
+	if ((cause == 13 || cause == 15) && th && th->task &&
+	    uvm_fault(th->task, tf->stval, cause == 15, 0) == 0)
+		return 1;     /* resolved: retry the load/store */
+	__atomic_fetch_add(&uaccess_faults_fixed, 1, __ATOMIC_RELAXED);
+	tf->sepc = (uint64_t)(uintptr_t)uaccess_fault;
+	return 1;
+}

@@ -1,0 +1,351 @@
+/* User address spaces: the mm core's platform table for them, frame
+ * reference counts, ASIDs, TLB shootdown, and the in-kernel fault handler
+ * for anonymous memory (zero-fill and copy-on-write under one cursor).
+ *
+ * Every user page table is built only through the cursor API; this file
+ * never reads or writes a PTE. */
+#include "mk.h"
+#include "frame.h"
+#include "kernel.h"
+#include "riscv.h"
+#include "sbi.h"
+#include "panic.h"
+#include "kstring.h"
+#include "printk.h"
+
+/* Per-frame data for frames user space can reach: the mm core's descriptor
+ * (for PT pages of user ASes), a reference count for data frames (mappings
+ * plus frame caps), and whom the frame is charged to. Chunks of them are
+ * allocated at boot for every managed frame, so nothing here allocates
+ * later (and frame counts stay exact). */
+struct finfo {
+	struct mm_page desc;
+	uint32_t refs;
+	int16_t charged_id;        /* task index, -1 none */
+	uint32_t charged_gen;
+};
+#define FI_PER_CHUNK (PAGE_SIZE / sizeof(struct finfo))
+#define FI_MAX_FRAMES (16UL << 18)        /* 16 GiB of RAM above ram_base */
+static struct finfo *fi_dir[FI_MAX_FRAMES / FI_PER_CHUNK + 1];
+static uint64_t ram_base_pfn;
+static struct mm_pool pools[MAX_HARTS];
+static struct mm_as kernel_template;
+static const struct pt_arch *uarch;
+static const struct mm_protocol *uproto;
+static int asid_bits;
+static spinlock_t asid_lock = SPINLOCK_INIT;
+static uint8_t asid_used[MAX_TASKS + 1];
+static volatile long uframes_in_use;
+uint64_t user_top;
+
+static struct finfo *fi_of(uint64_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	if (pfn < ram_base_pfn || pfn - ram_base_pfn >= FI_MAX_FRAMES)
+		return NULL;
+	uint64_t i = pfn - ram_base_pfn;
+	struct finfo *c = fi_dir[i / FI_PER_CHUNK];
+	return c ? &c[i % FI_PER_CHUNK] : NULL;
+}
+
+/* --- the platform table --- */
+static uint64_t p_pt_alloc(void)
+{
+	paddr_t pa;
+	return frame_alloc(0, &pa) ? MM_NOFRAME : pa;
+}
+static void p_pt_free(uint64_t pa)
+{
+	if (frame_free(pa))
+		panic("uvm: PT frame %lx freed twice", (unsigned long)pa);
+}
+static void *p_phys_to_virt(uint64_t pa) { return phys_to_virt(pa); }
+static struct mm_page *p_page_desc(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f)
+		panic("uvm: no descriptor for %lx", (unsigned long)pa);
+	return &f->desc;
+}
+static void p_frame_release(uint64_t pa, unsigned level)
+{
+	uint64_t n = 1ULL << (9 * (level - 1));
+	for (uint64_t i = 0; i < n; i++)
+		uvm_frame_put(pa + i * PAGE_SIZE);
+}
+static struct mm_pool *p_pool(void) { return &pools[this_cpu()->index]; }
+static void p_relax(void) { cpu_relax(); }
+static void p_rcu_nop(void) { }
+static void p_panic(const char *msg) { panic("%s", msg); }
+
+/* Flush [start, end) of as on every hart that ever ran it. SBI RFENCE
+ * returns after the remote harts flushed, which the core's contract needs
+ * (it calls us holding its PT-page locks). */
+static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
+{
+	struct task *t = as->ctx;
+	uint64_t mask = __atomic_load_n(&t->hart_mask, __ATOMIC_SEQ_CST);
+	uint32_t me = this_cpu()->index;
+	unsigned long asid = t->asid;
+	uint64_t size = end - start;
+	int whole = size > 64 * PAGE_SIZE;
+	if (mask & (1ULL << me)) {
+		if (whole || !asid_bits) {
+			if (asid_bits)
+				__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
+			else
+				local_flush_tlb_all();
+		} else {
+			for (uint64_t va = start; va < end; va += PAGE_SIZE)
+				__asm__ volatile("sfence.vma %0, %1" :: "r"(va), "r"(asid) : "memory");
+		}
+	}
+	unsigned long hmask = 0;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (i != me && (mask & (1ULL << i)) && cpus[i].hartid < 64)
+			hmask |= 1UL << cpus[i].hartid;
+	if (!hmask)
+		return;
+	unsigned long fs = whole ? 0 : start, fl = whole ? (unsigned long)-1 : size;
+	struct sbiret r = asid_bits ? sbi_remote_sfence_vma_asid(hmask, 0, fs, fl, asid)
+				    : sbi_remote_sfence_vma(hmask, 0, fs, fl);
+	if (r.error)
+		panic("uvm: remote TLB flush failed (%ld)", r.error);
+}
+
+const struct mm_platform uvm_platform = {
+	.pt_alloc = p_pt_alloc,
+	.pt_free = p_pt_free,
+	.phys_to_virt = p_phys_to_virt,
+	.page_desc = p_page_desc,
+	.frame_release = p_frame_release,
+	.pool = p_pool,
+	.relax = p_relax,
+	.rcu_read_lock = p_rcu_nop,
+	.rcu_read_unlock = p_rcu_nop,
+	.rcu_defer = rcu_defer_call,
+	.tlb_flush = p_tlb_flush,
+	.panic = p_panic,
+};
+
+/* --- frames --- */
+int uvm_frame_valid(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	return f && __atomic_load_n(&f->refs, __ATOMIC_RELAXED) > 0;
+}
+
+int uvm_frame_alloc(struct task *charge, uint64_t *out)
+{
+	paddr_t pa;
+	if (charge) {
+		long used = __atomic_add_fetch(&charge->frames_used, 1, __ATOMIC_RELAXED);
+		if (used + (long)charge->as.nr_frames > charge->frame_quota) {
+			__atomic_sub_fetch(&charge->frames_used, 1, __ATOMIC_RELAXED);
+			return -E_QUOTA;
+		}
+	}
+	if (frame_alloc(FRAME_ZERO, &pa)) {
+		if (charge)
+			__atomic_sub_fetch(&charge->frames_used, 1, __ATOMIC_RELAXED);
+		return -E_NOMEM;
+	}
+	struct finfo *f = fi_of(pa);
+	if (!f)
+		panic("uvm: frame %lx has no descriptor", (unsigned long)pa);
+	f->charged_id = charge ? (int16_t)charge->id : -1;
+	f->charged_gen = charge ? charge->gen : 0;
+	__atomic_store_n(&f->refs, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&uframes_in_use, 1, __ATOMIC_RELAXED);
+	*out = pa;
+	return 0;
+}
+
+void uvm_frame_get(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f || __atomic_fetch_add(&f->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		panic("uvm: reference to a free frame %lx", (unsigned long)pa);
+}
+
+void uvm_frame_put(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f)
+		panic("uvm: put of unmanaged frame %lx", (unsigned long)pa);
+	uint32_t old = __atomic_fetch_sub(&f->refs, 1, __ATOMIC_ACQ_REL);
+	if (old == 0)
+		panic("uvm: frame %lx released twice", (unsigned long)pa);
+	if (old > 1)
+		return;
+	if (f->charged_id >= 0) {
+		struct task *t = &tasks[f->charged_id];
+		if (t->gen == f->charged_gen)
+			__atomic_sub_fetch(&t->frames_used, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_sub_fetch(&uframes_in_use, 1, __ATOMIC_RELAXED);
+	if (frame_free(pa))
+		panic("uvm: frame %lx double free", (unsigned long)pa);
+}
+
+long uvm_frames_in_use(void) { return uframes_in_use; }
+
+/* --- address spaces --- */
+
+/* The kernel half every user root shares. */
+static int build_kernel_template(void);
+
+int uvm_init(void)
+{
+	struct phys_range r[FRAME_MAX_REGIONS];
+	int n = frame_regions(r, FRAME_MAX_REGIONS);
+	uint64_t lo = ~0ULL;
+	for (int i = 0; i < n; i++)
+		if (r[i].base < lo)
+			lo = r[i].base;
+	ram_base_pfn = lo >> PAGE_SHIFT;
+	for (int i = 0; i < n; i++) {
+		uint64_t first = (r[i].base >> PAGE_SHIFT) - ram_base_pfn;
+		uint64_t last = ((r[i].base + r[i].size) >> PAGE_SHIFT) - 1 - ram_base_pfn;
+		if (last >= FI_MAX_FRAMES)
+			last = FI_MAX_FRAMES - 1;
+		for (uint64_t c = first / FI_PER_CHUNK; c <= last / FI_PER_CHUNK; c++) {
+			if (fi_dir[c])
+				continue;
+			paddr_t pa;
+			if (frame_alloc(FRAME_ZERO, &pa))
+				return -E_NOMEM;
+			fi_dir[c] = phys_to_virt(pa);
+		}
+	}
+	uarch = boot_config.paging_levels == 4 ? &mm_arch_sv48 : &mm_arch_sv39;
+	uproto = boot_config.mm == MM_RW ? &mm_proto_rw : &mm_proto_adv;
+	user_top = uarch->user_last + 1;
+	/* ASID probe: how many bits does satp keep? */
+	uint64_t old = csr_read(satp);
+	csr_write(satp, old | (0xffffUL << 44));
+	uint64_t got = (csr_read(satp) >> 44) & 0xffff;
+	csr_write(satp, old);
+	local_flush_tlb_all();
+	asid_bits = 0;
+	while (got & 1) {
+		asid_bits++;
+		got >>= 1;
+	}
+	if ((1 << asid_bits) <= MAX_TASKS)
+		asid_bits = 0;     /* too few to give each task its own */
+	return build_kernel_template();
+}
+
+int uvm_asid_bits(void) { return asid_bits; }
+
+static uint16_t asid_alloc(void)
+{
+	if (!asid_bits)
+		return 0;
+	unsigned long f = spin_lock_irqsave(&asid_lock);
+	uint16_t a = 0;
+	for (int i = 1; i <= MAX_TASKS; i++)
+		if (!asid_used[i]) {
+			asid_used[i] = 1;
+			a = (uint16_t)i;
+			break;
+		}
+	spin_unlock_irqrestore(&asid_lock, f);
+	return a;
+}
+
+static void asid_free(uint16_t a)
+{
+	if (!a)
+		return;
+	unsigned long f = spin_lock_irqsave(&asid_lock);
+	asid_used[a] = 0;
+	spin_unlock_irqrestore(&asid_lock, f);
+}
+
+int uvm_as_create(struct task *t)
+{
+	t->hart_mask = 0;
+	int err = mm_as_init(&t->as, uarch, uproto, &uvm_platform, uarch->user_lo,
+			     uarch->user_last, t);
+	if (err)
+		return -E_NOMEM;
+	mm_as_share_kernel(&t->as, &kernel_template);
+	t->asid = asid_alloc();
+	return 0;
+}
+
+/* Needs: no thread of t runs or will run again (no hart has its satp).
+ * Every mapping is removed (frames released, TLBs flushed on every hart
+ * that ran it), so the ASID can be handed out again. */
+void uvm_as_destroy(struct task *t)
+{
+	if (!t->as.root_pa)
+		return;
+	mm_as_destroy(&t->as);
+	asid_free(t->asid);
+	t->asid = 0;
+}
+
+uint64_t uvm_satp(struct task *t)
+{
+	uint64_t mode = uarch->levels == 4 ? SATP_MODE_SV48 : SATP_MODE_SV39;
+	return (mode << SATP_MODE_SHIFT) | ((uint64_t)t->asid << 44) |
+	       (mm_as_root_pa(&t->as) >> PAGE_SHIFT);
+}
+
+/* Resolve a user fault at va in t's address space under one cursor:
+ * reserved -> zero-filled frame; COW + write -> private copy; already
+ * mapped with enough rights -> nothing (another thread won). Returns 0
+ * when the access can be retried, -E_FAULT when nobody can resolve it,
+ * -E_QUOTA / -E_NOMEM when memory ran out. */
+int uvm_fault(struct task *t, uint64_t va, int write, int exec)
+{
+	if (va >= user_top)
+		return -E_FAULT;
+	uint64_t page = va & ~(PAGE_SIZE - 1);
+	struct mm_cursor c;
+	if (mm_lock(&c, &t->as, page, page + PAGE_SIZE))
+		return -E_FAULT;
+	struct mm_info info;
+	int err = -E_FAULT;
+	mm_query(&c, page, &info);
+	unsigned need = write ? MM_PROT_W : exec ? MM_PROT_X : MM_PROT_R;
+	if (info.kind == MM_RESERVED && (info.prot & need)) {
+		uint64_t pa;
+		err = uvm_frame_alloc(t, &pa);
+		if (!err) {
+			if (mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, 0)) {
+				uvm_frame_put(pa);
+				err = -E_NOMEM;
+			}
+		}
+	} else if (info.kind == MM_COW && (info.prot & need)) {
+		if (!write) {
+			err = 0;
+		} else {
+			uint64_t pa;
+			err = uvm_frame_alloc(t, &pa);
+			if (!err) {
+				memcpy(phys_to_virt(pa), phys_to_virt(info.pa), PAGE_SIZE);
+				int e = mm_unmap(&c, page, PAGE_SIZE);
+				if (!e)
+					e = mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, 0);
+				if (e) {
+					uvm_frame_put(pa);
+					err = -E_NOMEM;
+				}
+			}
+		}
+	} else if (info.kind == MM_MAPPED && (info.prot & need) && (info.prot & MM_PROT_U)) {
+		err = 0;
+	}
+	mm_release(&c);
+	return err;
+}
+
+static int build_kernel_template(void)
+{
+	return kernel_template_build(&kernel_template, uarch);
+}
