@@ -202,11 +202,17 @@ def main():
     ap.add_argument("--src", default=HERE, help="folder with the .pml files")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--names", dest="list_names", action="store_true",
+                    help="print the run names, one a line (for meson)")
     ap.add_argument("--json", help="append one JSON object a run here")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directories (for trails)")
     a = ap.parse_args()
 
+    if a.list_names:
+        for e in RUNS:
+            print(e[0])
+        return 0
     if a.list:
         for e in RUNS:
             print("%-30s %-4s %-6s %-14s %s" % (e[0], e[1], e[3], e[4], e[5]))

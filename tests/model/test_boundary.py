@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Tests of scripts/check-boundary.
+
+  test_boundary.py SCRIPT tree ROOT   the real tree must be clean (exit 0)
+  test_boundary.py SCRIPT fixture     on a copy of boundary-fixture/ the
+      script must fail and report exactly the lines marked BOUNDARY-EXPECT
+      (no misses, no false alarms); with those lines deleted from the copy
+      it must pass.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "boundary-fixture")
+MARK = "BOUNDARY-EXPECT"
+
+
+def check(script, root):
+    p = subprocess.run([sys.executable, script, root], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout
+
+
+def marked(root):
+    want = set()
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if not f.endswith((".c", ".h", ".S", ".s")):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            with open(path, encoding="utf-8") as fh:
+                for ln, line in enumerate(fh, 1):
+                    if MARK in line:
+                        want.add("%s:%d" % (rel, ln))
+    return want
+
+
+def test_fixture(script):
+    work = tempfile.mkdtemp(prefix="boundary-")
+    try:
+        tree = os.path.join(work, "tree")
+        shutil.copytree(FIXTURE, tree)
+        want = marked(tree)
+        if not want:
+            print("FAIL: fixture has no marked violations")
+            return 1
+        rc, out = check(script, tree)
+        print(out, end="")
+        got = set(m.group(1) for m in
+                  re.finditer(r"^(\S+:\d+): ", out, re.M))
+        bad = 0
+        if rc != 1:
+            print("FAIL: exit %d on the planted violations, want 1" % rc)
+            bad = 1
+        for miss in sorted(want - got):
+            print("FAIL: missed %s" % miss)
+            bad = 1
+        for extra in sorted(got - want):
+            print("FAIL: false alarm %s" % extra)
+            bad = 1
+        # Remove the violating lines: what is left (legitimate kernel code,
+        # comments and strings about PTEs, allowed dirs) must pass.
+        for dirpath, _, files in os.walk(tree):
+            for f in files:
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8") as fh:
+                    lines = fh.readlines()
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.writelines(l for l in lines if MARK not in l)
+        rc2, out2 = check(script, tree)
+        if rc2 != 0:
+            print(out2, end="")
+            print("FAIL: exit %d on the fixture without violations" % rc2)
+            bad = 1
+        if not bad:
+            print("PASS: %d planted violations reported exactly; clean copy "
+                  "passes" % len(want))
+        return bad
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv):
+    if len(argv) == 4 and argv[2] == "tree":
+        rc, out = check(argv[1], argv[3])
+        print(out, end="")
+        return 0 if rc == 0 else 1
+    if len(argv) == 3 and argv[2] == "fixture":
+        return test_fixture(argv[1])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
