@@ -60,6 +60,7 @@ int mm_as_kernel_seal(struct mm_as *kas)
 		root->nr_live++;
 		added[i / 64] |= 1ull << (i % 64);
 	}
+	kas->sealed = true;
 	return MM_OK;
 }
 
@@ -83,6 +84,7 @@ void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas)
 void mm_as_destroy(struct mm_as *as)
 {
 	struct mm_cursor c;
+	as->sealed = false;   /* whoever shared the kernel half is gone */
 	int err = mm_lock_last(&c, as, as->lo, as->last);
 	if (err == MM_OK) {
 		err = mm_unmap(&c, as->lo, as->last + 1 - as->lo);

@@ -84,10 +84,13 @@ void mm_cursor_dead_pt(struct mm_cursor *c, struct mm_page *pg)
 	c->dead = pg;
 }
 
-void mm_release(struct mm_cursor *c)
+/* Commit without pruning; *empty_cover says whether the covering page was
+ * left holding nothing (and is not the root). */
+static void commit(struct mm_cursor *c, bool *empty_cover)
 {
 	struct mm_as *as = c->as;
 	mm_resv_return(c);
+	*empty_cover = c->cover->nr_live == 0 && c->cover_level < as->arch->levels;
 	flush_now(c);
 	as->proto->unlock(c);
 	struct mm_page *pg = c->dead;
@@ -98,4 +101,29 @@ void mm_release(struct mm_cursor *c)
 		pg = next;
 	}
 	c->as = 0;
+}
+
+/* An empty covering page cannot remove itself (its parent entry is not
+ * ours). Take the range of the whole page, which makes its parent the
+ * covering page, and remove whatever is still empty there; repeat upwards. */
+void mm_release(struct mm_cursor *c)
+{
+	struct mm_as *as = c->as;
+	const struct pt_arch *a = as->arch;
+	unsigned L = c->cover_level;
+	uint64_t base = c->cover_base;
+	bool empty;
+	commit(c, &empty);
+	while (empty && L < a->levels) {
+		uint64_t last = base + span_of(a, L + 1) - 1;
+		if (base < as->lo || last > as->last || (as->sealed && L + 1 == a->levels))
+			return;
+		struct mm_cursor up;
+		if (mm_lock_last(&up, as, base, last) != MM_OK)
+			return;   /* adv could not allocate: leave the empty page */
+		mm_prune(&up);
+		L = up.cover_level;
+		base = up.cover_base;
+		commit(&up, &empty);
+	}
 }

@@ -120,6 +120,9 @@ void mm_pt_free_now(const struct mm_platform *p, struct mm_page *pg);
 struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 			 uint64_t pte, uint64_t meta, unsigned L, bool cmeta);
 
+/* Remove every PT page inside the cursor's range that holds nothing. (ops.c) */
+void mm_prune(struct mm_cursor *c);
+
 /* --- cursor internals (cursor.c) --- */
 /* Note that [lo, hi] (inclusive) needs a TLB flush before commit. */
 void mm_cursor_flush_range(struct mm_cursor *c, uint64_t lo, uint64_t hi);

@@ -173,6 +173,11 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 		bool table = is_table(a, s.pte, L);
 		if (!present && s.meta == op->meta_new)
 			continue;                       /* already what we want */
+		bool fixed = c->as->sealed && L == a->levels;  /* sealed root entry */
+		if (full && fixed) {
+			op->err = MM_EINVAL;
+			return;
+		}
 		if (full) {
 			if (present && !table) {
 				if (!op->unmap) {
@@ -209,9 +214,13 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 			struct mm_page *ch = child_of(c->as, s.pte, L);
 			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
 			range_apply(c, op, &cn, slo, shi);
-			if (!op->dry && ch->nr_live == 0)
+			if (!op->dry && ch->nr_live == 0 && !fixed)
 				remove_subtree(c, n->pg, i, ch, eb, el, op->release);
 			continue;
+		}
+		if (fixed) {   /* a split would rewrite a sealed root entry */
+			op->err = MM_EINVAL;
+			return;
 		}
 		if (present && !op->unmap) {
 			op->err = MM_EMAPPED;
@@ -343,6 +352,8 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 		return MM_EPROT;
 	if (flags & ~MM_MAP_COW)
 		return MM_EINVAL;
+	if (c->as->sealed && level == a->levels)
+		return MM_EINVAL;
 	if (va < c->start || va + sz - 1 > c->last || va + sz - 1 < va)
 		return MM_ENOTLOCKED;
 	bool cow = flags & MM_MAP_COW;
@@ -444,4 +455,30 @@ int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
 		done += span_of(a, level);
 	}
 	return MM_OK;
+}
+
+/* Remove the PT pages below pg (level L, first entry at base) inside
+ * [lo, hi] that hold nothing. Allocates nothing, cannot fail. */
+static void prune(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+		  uint64_t lo, uint64_t hi)
+{
+	const struct pt_arch *a = c->as->arch;
+	if (L == 1)
+		return;
+	uint64_t sz = span_of(a, L);
+	for (unsigned i = pt_index(a, lo, L); i <= pt_index(a, hi, L); i++) {
+		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
+		if (!is_table(a, e, L) || (c->as->sealed && L == a->levels))
+			continue;
+		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
+		struct mm_page *ch = child_of(c->as, e, L);
+		prune(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el);
+		if (ch->nr_live == 0)
+			remove_subtree(c, pg, i, ch, eb, el, false);
+	}
+}
+
+void mm_prune(struct mm_cursor *c)
+{
+	prune(c, c->cover, c->cover_level, c->cover_base, c->start, c->last);
 }

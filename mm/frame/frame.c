@@ -11,10 +11,17 @@
 struct region {
 	paddr_t base;        /* first managed frame */
 	uint64_t nframes;
-	uint64_t *pool;      /* bit set: frame is in the global pool */
-	uint64_t *isfree;    /* bit set: frame is free (pool or a magazine) */
+	paddr_t pool_pa;     /* bitmap, bit set: frame is in the global pool */
+	paddr_t isfree_pa;   /* bitmap, bit set: frame is free (pool or a magazine) */
+	paddr_t desc_pa;     /* desc_size bytes per frame, or 0 */
 	uint64_t hint;       /* word index where the last search stopped */
 };
+
+static uint32_t desc_bytes;
+static uint64_t meta_frames;
+
+static inline uint64_t *pool_bits(const struct region *r) { return phys_to_virt(r->pool_pa); }
+static inline uint64_t *free_bits(const struct region *r) { return phys_to_virt(r->isfree_pa); }
 
 static struct region regions[FRAME_MAX_REGIONS];
 static int nregions;
@@ -48,11 +55,12 @@ static struct region *region_of(paddr_t pa)
 	return NULL;
 }
 
-int frame_init(const struct phys_range *ranges, int n)
+int frame_init(const struct phys_range *ranges, int n, uint32_t desc_size)
 {
-	if (initialised)
+	if (initialised || (desc_size & 7))
 		return -E_INVAL;
 	struct region tmp[FRAME_MAX_REGIONS];
+	uint64_t tmp_meta = 0;
 	int nt = 0;
 	for (int i = 0; i < n; i++) {
 		paddr_t lo = (ranges[i].base + FRAME_SIZE - 1) & ~(FRAME_SIZE - 1);
@@ -61,33 +69,45 @@ int frame_init(const struct phys_range *ranges, int n)
 			continue;
 		uint64_t frames = (hi - lo) / FRAME_SIZE;
 		uint64_t words = (frames + 63) / 64;
-		uint64_t meta = (2 * words * 8 + FRAME_SIZE - 1) / FRAME_SIZE;
+		uint64_t bitmap_frames = (2 * words * 8 + FRAME_SIZE - 1) / FRAME_SIZE;
+		/* Descriptors for every frame of the range (a few unused ones
+		 * for the metadata frames keep the arithmetic simple). */
+		uint64_t desc_frames = (frames * desc_size + FRAME_SIZE - 1) / FRAME_SIZE;
+		uint64_t meta = bitmap_frames + desc_frames;
 		if (meta >= frames)
 			continue;
 		if (nt >= FRAME_MAX_REGIONS)
 			return -E_INVAL;
-		tmp[nt].pool = phys_to_virt(lo);
-		tmp[nt].isfree = tmp[nt].pool + words;
+		tmp[nt].pool_pa = lo;
+		tmp[nt].isfree_pa = lo + words * 8;
+		tmp[nt].desc_pa = desc_size ? lo + bitmap_frames * FRAME_SIZE : 0;
 		tmp[nt].base = lo + meta * FRAME_SIZE;
 		tmp[nt].nframes = frames - meta;
 		tmp[nt].hint = 0;
+		tmp_meta += meta;
 		nt++;
 	}
 
 	for (int i = 0; i < nt; i++) {
 		struct region *r = &tmp[i];
 		uint64_t words = (r->nframes + 63) / 64;
+		uint64_t *pool = pool_bits(r), *isfree = free_bits(r);
 		for (uint64_t w = 0; w < words; w++) {
 			uint64_t bits = ~0ULL;
 			if (w == words - 1 && (r->nframes & 63))
 				bits = (1ULL << (r->nframes & 63)) - 1;
-			r->pool[w] = bits;
-			r->isfree[w] = bits;
+			pool[w] = bits;
+			isfree[w] = bits;
 		}
+		if (r->desc_pa)
+			memset(phys_to_virt(r->desc_pa), 0,
+			       (size_t)(r->base - r->desc_pa));
 		regions[i] = *r;
 		total_frames += r->nframes;
 	}
 	nregions = nt;
+	desc_bytes = desc_size;
+	meta_frames = tmp_meta;
 	pool_count = total_frames;
 	initialised = 1;
 	return 0;
@@ -101,14 +121,15 @@ static uint32_t pool_take(paddr_t *out, uint32_t want)
 	for (int i = 0; i < nregions && got < want; i++) {
 		struct region *r = &regions[i];
 		uint64_t words = (r->nframes + 63) / 64;
+		uint64_t *pool = pool_bits(r);
 		for (uint64_t k = 0; k < words && got < want; k++) {
 			uint64_t w = (r->hint + k) % words;
-			while (r->pool[w] && got < want) {
-				int b = lowest_bit(r->pool[w]);
-				r->pool[w] &= r->pool[w] - 1;
+			while (pool[w] && got < want) {
+				int b = lowest_bit(pool[w]);
+				pool[w] &= pool[w] - 1;
 				out[got++] = r->base + (w * 64 + (uint64_t)b) * FRAME_SIZE;
 			}
-			if (r->pool[w])
+			if (pool[w])
 				r->hint = w;
 			else
 				r->hint = (w + 1) % words;
@@ -124,7 +145,7 @@ static void pool_put(const paddr_t *in, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		struct region *r = region_of(in[i]);
 		uint64_t idx = (in[i] - r->base) / FRAME_SIZE;
-		r->pool[idx / 64] |= 1ULL << (idx % 64);
+		pool_bits(r)[idx / 64] |= 1ULL << (idx % 64);
 	}
 	pool_count += n;
 }
@@ -136,7 +157,7 @@ static uint64_t *isfree_word(paddr_t pa, uint64_t *bit)
 		return NULL;
 	uint64_t idx = (pa - r->base) / FRAME_SIZE;
 	*bit = 1ULL << (idx % 64);
-	return &r->isfree[idx / 64];
+	return &free_bits(r)[idx / 64];
 }
 
 int frame_alloc(unsigned flags, paddr_t *pa)
@@ -215,6 +236,23 @@ int frame_is_free(paddr_t pa)
 	uint64_t bit;
 	uint64_t *w = isfree_word(pa & ~(FRAME_SIZE - 1), &bit);
 	return w && (__atomic_load_n(w, __ATOMIC_ACQUIRE) & bit);
+}
+
+void *frame_desc(paddr_t pa)
+{
+	struct region *r = region_of(pa);
+	if (!r || !r->desc_pa)
+		return NULL;
+	uint64_t idx = (pa - r->base) / FRAME_SIZE;
+	/* Slots are laid out for the whole original range, which starts at
+	 * pool_pa; the managed frames come after the metadata. */
+	uint64_t slot = (r->base - r->pool_pa) / FRAME_SIZE + idx;
+	return (uint8_t *)phys_to_virt(r->desc_pa) + slot * desc_bytes;
+}
+
+uint64_t frame_meta_count(void)
+{
+	return meta_frames;
 }
 
 int frame_regions(struct phys_range *out, int max)

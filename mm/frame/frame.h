@@ -31,13 +31,21 @@ struct frame_magazine {
 /*
  * Hand the allocator the free physical ranges (already excluding the kernel,
  * the DTB and reserved memory). Unaligned edges are trimmed to whole frames;
- * each range's bitmaps are carved from the range's own first frames.
- * Needs: the direct map is active; called once on the boot hart before any
- * other allocator call.
- * Returns 0, or -E_INVAL if called twice or with more than FRAME_MAX_REGIONS
- * usable ranges (nothing is set up then).
+ * each range's bitmaps and a zeroed array of `desc_size`-byte per-frame
+ * descriptors (see frame_desc; 0 for none) are carved from the range's own
+ * first frames. Everything is kept by physical address, so the allocator
+ * works on either side of the phys_to_virt switch (memlayout.h).
+ * Needs: called once on the boot hart before any other allocator call;
+ * desc_size a multiple of 8.
+ * Returns 0, or -E_INVAL if called twice, with a bad desc_size or with more
+ * than FRAME_MAX_REGIONS usable ranges (nothing is set up then).
  */
-int frame_init(const struct phys_range *ranges, int n);
+int frame_init(const struct phys_range *ranges, int n, uint32_t desc_size);
+
+/* The descriptor of the managed frame containing pa (desc_size bytes,
+ * zeroed at init, owned by whoever uses the frame), or NULL if pa is not
+ * managed or there are no descriptors. */
+void *frame_desc(paddr_t pa);
 
 /*
  * Allocate one frame. Returns 0 and its physical address in *pa, or -E_NOMEM
@@ -64,8 +72,10 @@ int frame_is_managed(paddr_t pa);
 /* 1 if the managed frame at pa is currently free. */
 int frame_is_free(paddr_t pa);
 
-/* The managed regions (after the bitmaps were carved off), for tests and
+/* The managed regions (after the metadata was carved off), for tests and
  * meminfo. Returns the number of regions; fills out[0..min(n,max)). */
 int frame_regions(struct phys_range *out, int max);
+/* Frames holding the allocator's bitmaps and the descriptor arrays. */
+uint64_t frame_meta_count(void);
 
 #endif

@@ -489,6 +489,8 @@ static void t_huge(void)
 	spec_unmap(&x.s, G, G);
 	mm_release(&c);
 	check_wf(&x.as, "unmap 1G");
+	/* every PT page under the unmapped range is gone: only the root is left */
+	CHECK(x.as.nr_frames == 1, "empty PT pages left after unmap: %" PRIu64, x.as.nr_frames);
 	spec_free(&x.s);
 	end_as(&x.as);
 }
@@ -520,6 +522,21 @@ static void t_kernel(void)
 	check_wf(&kas, "kernel map");
 	CHECK(mm_as_kernel_seal(&kas) == MM_OK, "seal");
 	check_wf(&kas, "seal");
+	/* sealed: root entries cannot change, everything below can */
+	uint64_t rspan = 1ull << pt_shift(A, A->levels);
+	uint64_t nr = kas.nr_frames;
+	CHECK(mm_lock(&c, &kas, A->kernel_lo, A->kernel_lo + rspan) == MM_OK, "lock root entry");
+	CHECK(mm_unmap(&c, A->kernel_lo, rspan) == MM_EINVAL, "unmap of a sealed root entry");
+	struct mm_status rs = { .kind = MM_RESERVED, .prot = MM_PROT_R };
+	CHECK(mm_mark(&c, A->kernel_lo, rspan, &rs) == MM_EINVAL, "mark of a sealed root entry");
+	CHECK(mm_map(&c, A->kernel_lo, pa, A->levels, MM_PROT_R, 0) == MM_EINVAL || !pt_leaf_ok(A, A->levels),
+	      "root leaf in a sealed AS");
+	CHECK(mm_mark(&c, A->kernel_lo + PG, PG, &rs) == MM_OK, "mark below a sealed root entry");
+	CHECK(mm_unmap(&c, A->kernel_lo + PG, PG) == MM_OK, "unmap below a sealed root entry");
+	mm_release(&c);
+	CHECK(kas.nr_frames == nr, "sealed root-level tables pruned or added (%" PRIu64 " -> %" PRIu64 ")",
+	      nr, kas.nr_frames);
+	check_wf(&kas, "sealed ops");
 	new_as(&uas);
 	mm_as_share_kernel(&uas, &kas);
 	uint64_t *kr = host_plat.phys_to_virt(kas.root_pa), *ur = host_plat.phys_to_virt(uas.root_pa);

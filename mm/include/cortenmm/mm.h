@@ -41,6 +41,7 @@ struct mm_as {
 	uint64_t lo, last;        /* transactions must stay inside [lo, last] */
 	void *ctx;                /* platform's own per-AS data (hart mask, ASID) */
 	uint64_t nr_frames;       /* PT pages + metadata arrays owned (atomic) */
+	bool sealed;              /* kernel AS after mm_as_kernel_seal: root entries fixed */
 };
 
 /* A locking protocol: how a cursor acquires and drops its range, and how
@@ -79,7 +80,10 @@ int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
 /* Kernel AS: allocate an empty table for every root entry of
  * [as->lo, as->last] that is still empty, so the root's kernel half never
  * changes again and can be shared. Call before the first mm_as_share_kernel.
- * MM_OK or MM_ENOMEM (then nothing changed). */
+ * From then on an operation that would rewrite a root entry (unmap or mark
+ * of a whole root entry, a leaf at root level) fails with MM_EINVAL, and
+ * root-level tables are never removed. MM_OK or MM_ENOMEM (then nothing
+ * changed). */
 int mm_as_kernel_seal(struct mm_as *kas);
 
 /* Copy the root entries of kas's range into as's root (which must not use
@@ -87,7 +91,8 @@ int mm_as_kernel_seal(struct mm_as *kas);
 void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas);
 
 /* Unmap everything in [as->lo, as->last], release all PT pages (after
- * flush and grace period) and the root. No cursor may be live. */
+ * flush and grace period) and the root. No cursor may be live, and for a
+ * sealed kernel AS no address space may share it any more. */
 void mm_as_destroy(struct mm_as *as);
 
 static inline uint64_t mm_as_root_pa(const struct mm_as *as) { return as->root_pa; }
