@@ -94,3 +94,31 @@ int mm_wf_check(struct mm_as *as, const char **why)
 		*why = ok ? 0 : w.why;
 	return ok ? MM_OK : MM_EINVAL;
 }
+
+static void stats_page(struct mm_as *as, struct mm_page *pg, unsigned L, bool is_root, struct mm_stats *st)
+{
+	const struct pt_arch *a = as->arch;
+	uint64_t *pt = pg_ptes(as, pg);
+	unsigned i0 = 0, i1 = pt_entries(a) - 1;
+	if (is_root) {
+		i0 = pt_index(a, as->lo, L);
+		i1 = pt_index(a, as->last, L);
+	}
+	st->pt_pages++;
+	st->meta_arrays += pg->meta_pa ? 1 : 0;
+	for (unsigned i = i0; i <= i1; i++) {
+		uint64_t e = ent_load(&pt[i]);
+		if (is_table(a, e, L))
+			stats_page(as, child_of(as, e, L), L - 1, false, st);
+		else if (a->present(e))
+			st->leaves++;
+		else if (slot_meta(as, pg, i))
+			st->statuses++;
+	}
+}
+
+void mm_as_stats(struct mm_as *as, struct mm_stats *st)
+{
+	*st = (struct mm_stats){ 0 };
+	stats_page(as, as->plat->page_desc(as->root_pa), as->arch->levels, true, st);
+}

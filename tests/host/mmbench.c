@@ -11,6 +11,7 @@
  *  "ops_per_sec","instret_per_op"} (instret_per_op is null on the host). */
 #include "host_platform.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -188,6 +189,13 @@ static void run(enum bench b)
 	       names[b], high ? "high" : "low", nthreads, P->name, A->name, counted, ns_per_op,
 	       ops_per_sec);
 	fflush(stdout);
+	struct mm_stats ms;
+	mm_as_stats(&as, &ms);
+	fprintf(stderr, "mmbench memory %s/%s/%s: %" PRIu64 " PT pages, %" PRIu64 " metadata arrays "
+		"(%.1f%% of PT memory), %" PRIu64 " leaves, %" PRIu64 " status entries\n",
+		names[b], high ? "high" : "low", P->name, ms.pt_pages, ms.meta_arrays,
+		ms.pt_pages ? 100.0 * (double)ms.meta_arrays / (double)ms.pt_pages : 0.0,
+		ms.leaves, ms.statuses);
 	mm_as_destroy(&as);
 	host_rcu_barrier();
 	host_pool_drain();

@@ -105,4 +105,13 @@ static inline uint64_t mm_as_root_pa(const struct mm_as *as) { return as->root_p
  * MM_OK, or MM_EINVAL with a reason in *why (static string). */
 int mm_wf_check(struct mm_as *as, const char **why);
 
+/* Memory the tree uses (same walk and preconditions as mm_wf_check). */
+struct mm_stats {
+	uint64_t pt_pages;     /* PT pages reachable, root included */
+	uint64_t meta_arrays;  /* per-PTE metadata arrays among them */
+	uint64_t leaves;       /* present leaf entries (any size) */
+	uint64_t statuses;     /* non-present entries carrying a status */
+};
+void mm_as_stats(struct mm_as *as, struct mm_stats *st);
+
 #endif
