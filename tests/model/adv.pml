@@ -254,3 +254,11 @@ init {
 /* Every thread finishes all its transactions (checked with pan -a -f);
  * under FOREVER: thread 0 finishes while the others never stop. */
 ltl done { <> DONE_PROP }
+
+#ifdef FOREVER
+/* "Thread 0 eventually stops (re)starting its lock walk". A counterexample
+ * is a weakly fair run in which thread 0 restarts forever: the adv retry
+ * loop (stale cover, retry) is not bounded when others keep removing PT
+ * pages. thread[1] is thread 0 (pid 0 is init). */
+ltl retry_ends { <>[] !(thread[1]@retry) }
+#endif

@@ -10,6 +10,9 @@ reports with what the run expects:
   deadlock    an invalid end state (threads blocked forever)
   cycle       an acceptance cycle against the LTL claim (liveness violated)
 
+Modes: "safety", or "live" / "live:CLAIM" (pan -a -f -N CLAIM, default
+claim "done").
+
 A run whose search was cut short (depth limit, out of memory) never counts
 as "ok". Exit status: 0 when every selected run met its expectation.
 
@@ -89,7 +92,9 @@ RUNS = [
     ("rw-forever-live", "rw", ["FOREVER"], "live", "cycle",
      "not promised: starvation-freedom (unfair locks)"),
     ("adv-forever-live", "adv", ["FOREVER"], "live", "cycle",
-     "not promised: starvation-freedom (unfair locks, stale retries)"),
+     "not promised: starvation-freedom (unfair locks)"),
+    ("adv-forever-retry", "adv", ["FOREVER", "NTX=1", "WORKLOAD=1"], "live:retry_ends", "cycle",
+     "not promised: bounded retries (stale cover, retry, forever)"),
 ]
 
 MEMLIM_MB = 3072
@@ -162,6 +167,7 @@ def one(entry, spin, cc, src, timeout, keep):
             return {"name": name, "pass": False, "why": "spin -a failed",
                     "log": out}
         cflags = ["-O2", "-w", "-DCOLLAPSE", "-DMEMLIM=%d" % MEMLIM_MB]
+        claim = mode.split(":", 1)[1] if ":" in mode else "done"
         if mode == "safety":
             cflags += ["-DSAFETY", "-DNOCLAIM"]
         else:
@@ -171,8 +177,8 @@ def one(entry, spin, cc, src, timeout, keep):
             return {"name": name, "pass": False, "why": "cc pan.c failed",
                     "log": cout}
         pargs = ["./pan", "-m%d" % DEPTH, "-w24"]
-        if mode == "live":
-            pargs += ["-a", "-f", "-N", "done"]
+        if mode != "safety":
+            pargs += ["-a", "-f", "-N", claim]
         rc, out = run(pargs, work, timeout)
         r = parse(out)
         ok, why = verdict(expect, r)
