@@ -113,9 +113,12 @@ static void subtree_clear(struct mm_cursor *c, struct mm_page *pg, bool release)
 static void remove_subtree(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 			   struct mm_page *ch, uint64_t eb, uint64_t el, bool release)
 {
-	subtree_clear(c, ch, release);
+	/* Unlink and record the flush first: subtree_clear may fill the
+	 * cursor's batch and flush + release frames before it returns, and
+	 * those frames must no longer be reachable (found by tests/model/tlb). */
 	slot_write(c, pg, i, 0, 0);
 	mm_cursor_flush_range(c, eb, el);
+	subtree_clear(c, ch, release);
 	c->as->proto->unlinked(c, ch);
 	mm_cursor_dead_pt(c, ch);
 }
