@@ -134,8 +134,9 @@ _start_secondary:
 
 	.section .data
 	.balign 8
-	.globl kernel_va_pa_offset, boot_satp_sv48_ok, boot_satp_tramp
+	.globl kernel_va_pa_offset, boot_satp_sv48_ok, boot_satp_tramp, phys_map_base
 kernel_va_pa_offset:	.dword 0
+phys_map_base:		.dword 0
 boot_satp_sv48_ok:	.dword 0
 boot_satp_tramp:	.dword 0
 

@@ -33,21 +33,26 @@ extern uint64_t kernel_va_pa_offset;
 extern char _kernel_start[], _etext[], _erodata[], _kernel_end[];
 extern char _bss_start[], _bss_end[];
 
-/* Direct-map address of physical address `pa`. Valid only after the kernel
- * page table is active and only for RAM the DTB reported. */
+/* Where physical memory is reachable: 0 while the boot trampoline's 1:1
+ * map of the low 256 GiB is active, DIRECT_MAP_BASE once the kernel page
+ * table is. Switched once, on the boot hart, by the code that writes satp;
+ * pointers made from phys_to_virt before the switch must not outlive it. */
+extern uint64_t phys_map_base;
+
+/* Kernel-virtual address of physical address `pa` (RAM the DTB reported). */
 static inline void *phys_to_virt(paddr_t pa)
 {
-	return (void *)(uintptr_t)(pa + DIRECT_MAP_BASE);
+	return (void *)(uintptr_t)(pa + phys_map_base);
 }
 
-/* Physical address of a kernel virtual address: either a direct-map address
- * or an address inside the kernel image. */
+/* Physical address of a kernel virtual address: either a phys_to_virt
+ * address or an address inside the kernel image. */
 static inline paddr_t virt_to_phys(const void *va)
 {
 	uintptr_t v = (uintptr_t)va;
 	if (v >= KERNEL_VBASE)
 		return v - kernel_va_pa_offset;
-	return v - DIRECT_MAP_BASE;
+	return v - phys_map_base;
 }
 
 static inline paddr_t kernel_image_pa_start(void) { return virt_to_phys(_kernel_start); }

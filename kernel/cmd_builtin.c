@@ -36,8 +36,9 @@ KCMD(meminfo, "memory ranges from the DTB and free frames")
 	printk("kernel   %016lx-%016lx\n", (unsigned long)kernel_image_pa_start(),
 	       (unsigned long)kernel_image_pa_end());
 	uint64_t fr = frame_free_count(), tot = frame_total_count();
-	printk("frames   %lu free of %lu managed (%lu KiB free)\n", (unsigned long)fr,
-	       (unsigned long)tot, (unsigned long)(fr * FRAME_SIZE >> 10));
+	printk("frames   %lu free of %lu managed (%lu KiB free), %lu allocator metadata\n",
+	       (unsigned long)fr, (unsigned long)tot, (unsigned long)(fr * FRAME_SIZE >> 10),
+	       (unsigned long)frame_meta_count());
 	return 0;
 }
 

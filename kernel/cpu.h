@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include "frame.h"
+#include "cortenmm/platform.h"
 
 #define MAX_HARTS 64
 #define KSTACK_SIZE 16384
@@ -33,6 +34,19 @@ struct cpu {
 	void *call_arg;
 
 	struct frame_magazine mag;
+
+	/* Preemption (= interrupt) disable nesting, for the mm core. */
+	uint32_t preempt_count;
+	unsigned long preempt_saved;
+	struct mm_pool mm_pool;   /* pre-zeroed PT pages for the mm core */
+
+	/* RCU (rcu.c): quiescent states passed, callbacks queued since the
+	 * last snapshot (next) and waiting for a grace period (wait). */
+	volatile uint64_t rcu_qs;
+	struct mm_rcu_head *rcu_next;
+	struct mm_rcu_head *rcu_wait;
+	uint64_t rcu_snap[MAX_HARTS];
+	uint32_t rcu_snap_n;
 };
 
 extern struct cpu cpus[MAX_HARTS];

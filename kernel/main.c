@@ -3,13 +3,14 @@
 #include <patina/errno.h>
 #include "kernel.h"
 #include "bootinfo.h"
-#include "bootmap.h"
+#include "boot.h"
 #include "cmd.h"
 #include "cpu.h"
 #include "fdt.h"
 #include "frame.h"
 #include "kstring.h"
 #include "memmap.h"
+#include "mm_platform.h"
 #include "panic.h"
 #include "printk.h"
 #include "riscv.h"
@@ -75,26 +76,26 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	boot_config.command = ba.command && ba.command[0] ? ba.command : NULL;
 	boot_config.paging_levels = choose_paging(ba.paging_levels);
 
-	err = bootmap_build(boot_config.paging_levels, boot_info.mem, boot_info.nmem,
-			    &boot_config.kernel_satp);
-	if (err)
-		panic("cannot build the kernel page table (error %d)", err);
-	csr_write(satp, boot_config.kernel_satp);
-	local_flush_tlb_all();
-	if (csr_read(satp) != boot_config.kernel_satp)
-		panic("satp rejected %s", paging_name(boot_config.paging_levels));
-
+	/* Frames first: the mm core builds the kernel page table from them,
+	 * reaching memory 1:1 through the trampoline until satp switches. */
 	static struct phys_range freer[MEMMAP_MAX];
 	int nfree = memmap_free_ranges(&boot_info, freer, MEMMAP_MAX);
 	if (nfree < 0)
 		panic("memory map has too many pieces");
-	err = frame_init(freer, nfree);
+	err = frame_init(freer, nfree, sizeof(struct mm_page));
 	if (err)
 		panic("frame allocator init failed (error %d)", err);
 
-	/* Sstc only on request: under QEMU 7.2 with -icount, harts that
-	 * program stimecmp themselves lose ticks (seen in timer_ticks_advance);
-	 * the SBI TIME path works in every mode. */
+	err = kmap_build(boot_config.paging_levels, &boot_info, boot_config.mm,
+			 &boot_config.kernel_satp);
+	if (err)
+		panic("cannot build the kernel page table (%s)", mm_strerror(err));
+	csr_write(satp, boot_config.kernel_satp);
+	local_flush_tlb_all();
+	phys_map_base = DIRECT_MAP_BASE;
+	if (csr_read(satp) != boot_config.kernel_satp)
+		panic("satp rejected %s", paging_name(boot_config.paging_levels));
+
 	int sstc = ba.timer_sstc && boot_info.ncpus > 0;
 	for (int i = 0; i < boot_info.ncpus; i++)
 		if (boot_info.cpus[i].okay && !boot_info.cpus[i].has_sstc)

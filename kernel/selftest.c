@@ -2,6 +2,7 @@
 #include "ktest.h"
 #include "kstring.h"
 #include "printk.h"
+#include "rcu.h"
 
 extern const struct ktest __ktests_start[], __ktests_end[];
 
@@ -22,6 +23,10 @@ int ktest_run_all(const char *prefix, int *passed)
 			continue;
 		char why[KTEST_WHY_LEN];
 		why[0] = 0;
+		/* Frees an earlier test deferred must not land inside this one
+		 * (frame counts). */
+		if (rcu_barrier(2000000))
+			printk("selftest: RCU callbacks still pending before %s\n", t->name);
 		if (t->fn(why, sizeof why) == 0) {
 			printk("test %s: ok\n", t->name);
 			p++;

@@ -4,6 +4,7 @@
 #include "cpu.h"
 #include "sbi.h"
 #include "printk.h"
+#include "rcu.h"
 
 static uint64_t timebase;
 static uint64_t period;
@@ -41,7 +42,7 @@ int timer_start_hart(void)
 	return 0;
 }
 
-void timer_interrupt(void)
+void timer_interrupt(int irqs_were_on)
 {
 	struct cpu *c = this_cpu();
 	c->ticks++;
@@ -55,6 +56,7 @@ void timer_interrupt(void)
 		csr_clear(sie, SIE_STIE);
 		printk("patina: hart %u: SBI set_timer failed, timer off\n", c->hartid);
 	}
+	rcu_tick(irqs_were_on);
 }
 
 uint64_t timer_timebase(void) { return timebase; }

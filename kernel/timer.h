@@ -15,8 +15,9 @@ int timer_init(uint64_t timebase_hz, int use_sstc);
  * Returns 0 or -E_IO if the SBI call failed. */
 int timer_start_hart(void);
 
-/* Timer interrupt handler: count the tick, arm the next one. */
-void timer_interrupt(void);
+/* Timer interrupt handler: count the tick, arm the next one, drive RCU.
+ * irqs_were_on: the interrupted context had interrupts enabled. */
+void timer_interrupt(int irqs_were_on);
 
 uint64_t timer_timebase(void);       /* Hz */
 uint64_t timer_tick_period(void);    /* timebase units between ticks */

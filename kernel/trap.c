@@ -12,7 +12,7 @@ void trap_dispatch(struct trap_frame *tf)
 	if (tf->scause & SCAUSE_INTR) {
 		switch (tf->scause & ~SCAUSE_INTR) {
 		case IRQ_S_TIMER:
-			timer_interrupt();
+			timer_interrupt((tf->sstatus & SSTATUS_SPIE) != 0);
 			return;
 		case IRQ_S_SOFT:
 			ipi_interrupt();

@@ -77,6 +77,8 @@ struct thread {
 	long recv_slot;             /* receiver: slot for an arriving cap */
 	int got_cap;
 	struct thread *caller;      /* receiver: whom to reply to */
+	int is_call;                /* blocked sender expects a reply */
+	struct task *wait_task;     /* B_WAIT: the task it waits for */
 	struct thread *task_next;   /* task's thread list */
 	/* user-access fault recovery */
 	int in_uaccess;
@@ -119,6 +121,7 @@ struct task {
 	long frame_quota, frames_used;
 	long obj_quota, objs_used;
 	struct thread *waiters;     /* threads in SYS_TASK_WAIT on us */
+	int as_users;               /* transactions from other tasks in flight */
 	struct task *reap_next;
 };
 
@@ -161,15 +164,13 @@ extern struct thread threads[MAX_THREADS];
 void sched_wake(struct thread *th);                 /* make runnable (state set by caller) */
 void sched_yield(void);
 void sched_block(void);                             /* state already T_BLOCKED; irqs off */
+void sched_direct(struct thread *next);             /* irqs off; switch straight to next (runnable, not queued) */
+int sched_can_direct(struct thread *next);
 void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
 void sched_activate(struct thread *next);
 
-/* --- rcu.c --- */
-void rcu_quiescent(void);
-void rcu_defer_call(struct mm_rcu_head *h, void (*fn)(struct mm_rcu_head *));
-void rcu_idle(int idle);
 
 /* --- uvm.c: user address spaces through the mm core --- */
 extern const struct mm_platform uvm_platform;
@@ -196,7 +197,8 @@ struct task *task_alloc(struct task *parent, long frame_quota);  /* mk_lock NOT 
 void task_exit(struct task *t, int status);          /* mk_lock held: kill all threads */
 void task_put(struct task *t);                       /* mk_lock held */
 void reaper_start(void);
-int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota, struct task **out);
+int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota, int is_init,
+		      struct task **out);
 int quota_charge_frames(struct task *t, long n);      /* mk_lock held */
 void quota_release_frames(struct task *t, long n);
 extern struct task tasks[MAX_TASKS];
@@ -217,6 +219,7 @@ struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */
 void ep_put(struct endpoint *e);                      /* mk_lock held */
 void ipc_cancel(struct thread *th);                   /* mk_lock held */
 long sys_ipc(struct uframe *uf, long nr);
+#define RET_KEEP (-1000000L)   /* syscall result already written to the frame */
 unsigned long eps_live(void);
 
 /* --- region.c --- */

@@ -132,6 +132,8 @@ void sched_finish_switch(struct kctx *pctx)
 	}
 }
 
+static void switch_to(struct rq *rq, struct thread *prev, struct thread *next);
+
 void sched_switch(void)
 {
 	struct rq *rq = this_rq();
@@ -146,6 +148,24 @@ void sched_switch(void)
 		prev->state = T_RUNNING;
 		return;
 	}
+	switch_to(rq, prev, next);
+}
+
+/* IPC fast path: the current thread just blocked and `next` (made
+ * runnable, not queued) runs here at once, skipping the run queues. */
+int sched_can_direct(struct thread *next)
+{
+	return next->affinity < 0 || next->affinity == (int)this_cpu()->index;
+}
+
+void sched_direct(struct thread *next)
+{
+	struct rq *rq = this_rq();
+	switch_to(rq, rq->cur, next);
+}
+
+static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
+{
 	while (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
 		cpu_relax();
 	next->on_cpu = 1;
@@ -154,7 +174,6 @@ void sched_switch(void)
 	rq->cur = next;
 	rq->switches++;
 	sched_activate(next);
-	rcu_quiescent();
 	struct kctx *p = switch_context(&prev->ctx, &next->ctx);
 	sched_finish_switch(p);
 }
@@ -196,11 +215,9 @@ void sched_idle_loop(void)
 	rq->cur_satp = csr_read(satp);
 	for (;;) {
 		irq_disable();
-		rcu_quiescent();
 		if (rq->cur_satp != boot_config.kernel_satp)
 			sched_activate(idle);
 		__atomic_store_n(&rq->idle, 1, __ATOMIC_SEQ_CST);
-		rcu_idle(1);
 		struct thread *next = NULL;
 		if (__atomic_load_n(&rq->len, __ATOMIC_ACQUIRE) == 0) {
 			/* Steal only if someone has a queue; then wait. */
@@ -211,7 +228,6 @@ void sched_idle_loop(void)
 			if (!any)
 				wfi();  /* returns on a pending interrupt even with SIE off */
 		}
-		rcu_idle(0);
 		__atomic_store_n(&rq->idle, 0, __ATOMIC_SEQ_CST);
 		(void)next;
 		sched_switch();

@@ -12,6 +12,8 @@
 #include "panic.h"
 #include "kstring.h"
 #include "printk.h"
+#include "rcu.h"
+#include "mm_platform.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -29,7 +31,6 @@ struct finfo {
 static struct finfo *fi_dir[FI_MAX_FRAMES / FI_PER_CHUNK + 1];
 static uint64_t ram_base_pfn;
 static struct mm_pool pools[MAX_HARTS];
-static struct mm_as kernel_template;
 static const struct pt_arch *uarch;
 static const struct mm_protocol *uproto;
 static int asid_bits;
@@ -75,7 +76,8 @@ static void p_frame_release(uint64_t pa, unsigned level)
 }
 static struct mm_pool *p_pool(void) { return &pools[this_cpu()->index]; }
 static void p_relax(void) { cpu_relax(); }
-static void p_rcu_nop(void) { }
+static void p_rcu_read_lock(void) { rcu_read_lock(); }
+static void p_rcu_read_unlock(void) { rcu_read_unlock(); }
 static void p_panic(const char *msg) { panic("%s", msg); }
 
 /* Flush [start, end) of as on every hart that ever ran it. SBI RFENCE
@@ -121,9 +123,11 @@ const struct mm_platform uvm_platform = {
 	.frame_release = p_frame_release,
 	.pool = p_pool,
 	.relax = p_relax,
-	.rcu_read_lock = p_rcu_nop,
-	.rcu_read_unlock = p_rcu_nop,
-	.rcu_defer = rcu_defer_call,
+	.preempt_disable = preempt_disable,
+	.preempt_enable = preempt_enable,
+	.rcu_read_lock = p_rcu_read_lock,
+	.rcu_read_unlock = p_rcu_read_unlock,
+	.rcu_defer = rcu_defer,
 	.tlb_flush = p_tlb_flush,
 	.panic = p_panic,
 };
@@ -192,8 +196,6 @@ long uvm_frames_in_use(void) { return uframes_in_use; }
 
 /* --- address spaces --- */
 
-/* The kernel half every user root shares. */
-static int build_kernel_template(void);
 
 int uvm_init(void)
 {
@@ -234,7 +236,7 @@ int uvm_init(void)
 	}
 	if ((1 << asid_bits) <= MAX_TASKS)
 		asid_bits = 0;     /* too few to give each task its own */
-	return build_kernel_template();
+	return 0;
 }
 
 int uvm_asid_bits(void) { return asid_bits; }
@@ -271,7 +273,7 @@ int uvm_as_create(struct task *t)
 			     uarch->user_last, t);
 	if (err)
 		return -E_NOMEM;
-	mm_as_share_kernel(&t->as, &kernel_template);
+	mm_as_share_kernel(&t->as, &kernel_as);
 	t->asid = asid_alloc();
 	return 0;
 }
@@ -343,9 +345,4 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 	}
 	mm_release(&c);
 	return err;
-}
-
-static int build_kernel_template(void)
-{
-	return kernel_template_build(&kernel_template, uarch);
 }

@@ -122,8 +122,9 @@ static uint32_t pool_take(paddr_t *out, uint32_t want)
 		struct region *r = &regions[i];
 		uint64_t words = (r->nframes + 63) / 64;
 		uint64_t *pool = pool_bits(r);
+		uint64_t start = r->hint;   /* updated below; scan from a fixed origin */
 		for (uint64_t k = 0; k < words && got < want; k++) {
-			uint64_t w = (r->hint + k) % words;
+			uint64_t w = (start + k) % words;
 			while (pool[w] && got < want) {
 				int b = lowest_bit(pool[w]);
 				pool[w] &= pool[w] - 1;

@@ -1,0 +1,340 @@
+/* Synchronous endpoints: call, send, recv, reply, reply+recv. IPC_WORDS
+ * words travel in registers (a1..a4), the badge of the sender's endpoint
+ * cap arrives in a5, and one capability can ride along (a5 names it on the
+ * send side, the receive slot on the receive side; a6 bit 0 says one came).
+ *
+ * Fast path: when a call finds a receiver waiting (or a reply finds its
+ * caller), the sender blocks and the kernel switches straight to the
+ * partner on this hart, without going through a run queue, when the
+ * partner's affinity allows it.
+ *
+ * All queue state is under mk_lock. Results for a thread that was blocked
+ * are written into its saved registers by whoever completes it. */
+#include "mk.h"
+#include "kstring.h"
+#include "riscv.h"
+
+static struct endpoint eps[MAX_ENDPOINTS];
+
+unsigned long eps_live(void)
+{
+	unsigned long n = 0;
+	for (int i = 0; i < MAX_ENDPOINTS; i++)
+		if (eps[i].refs)
+			n++;
+	return n;
+}
+
+/* Needs mk_lock. A new endpoint with one reference, charged to `charge`. */
+struct endpoint *ep_alloc(struct task *charge)
+{
+	if (charge->objs_used >= charge->obj_quota)
+		return NULL;
+	for (int i = 0; i < MAX_ENDPOINTS; i++)
+		if (!eps[i].refs) {
+			memset(&eps[i], 0, sizeof eps[i]);
+			eps[i].refs = 1;
+			eps[i].id = i;
+			eps[i].charged = charge;
+			charge->objs_used++;
+			return &eps[i];
+		}
+	return NULL;
+}
+
+static void set_result(struct thread *th, long a0)
+{
+	th->uf->tf.regs[10] = (uint64_t)a0;
+}
+
+static void wake(struct thread *th)
+{
+	th->block = B_NONE;
+	th->ep = NULL;
+	th->state = T_RUNNABLE;
+	sched_wake(th);
+}
+
+static void q_push(struct thread **h, struct thread **t, struct thread *th)
+{
+	th->rq_next = NULL;
+	if (*t)
+		(*t)->rq_next = th;
+	else
+		*h = th;
+	*t = th;
+}
+
+static struct thread *q_pop(struct thread **h, struct thread **t)
+{
+	struct thread *th = *h;
+	if (th) {
+		*h = th->rq_next;
+		if (!*h)
+			*t = NULL;
+		th->rq_next = NULL;
+	}
+	return th;
+}
+
+static void q_remove(struct thread **h, struct thread **t, struct thread *th)
+{
+	struct thread *prev = NULL;
+	for (struct thread *x = *h; x; prev = x, x = x->rq_next)
+		if (x == th) {
+			if (prev)
+				prev->rq_next = x->rq_next;
+			else
+				*h = x->rq_next;
+			if (*t == x)
+				*t = prev;
+			x->rq_next = NULL;
+			return;
+		}
+}
+
+/* Needs mk_lock. Drop a reference; at zero every waiter fails E_DEAD. */
+void ep_put(struct endpoint *e)
+{
+	if (--e->refs > 0)
+		return;
+	struct thread *th;
+	while ((th = q_pop(&e->senders, &e->senders_tail))) {
+		set_result(th, -E_DEAD);
+		wake(th);
+	}
+	while ((th = q_pop(&e->receivers, &e->receivers_tail))) {
+		set_result(th, -E_DEAD);
+		wake(th);
+	}
+	if (e->charged && e->charged->state != TASK_FREE)
+		e->charged->objs_used--;
+	e->charged = NULL;
+}
+
+/* Needs mk_lock. Take th out of whatever IPC or wait it is part of: queues,
+ * a server's pending reply to it, callers waiting on its reply. */
+void ipc_cancel(struct thread *th)
+{
+	if (th->state == T_BLOCKED && th->block == B_SEND && th->ep)
+		q_remove(&th->ep->senders, &th->ep->senders_tail, th);
+	if (th->state == T_BLOCKED && th->block == B_RECV && th->ep)
+		q_remove(&th->ep->receivers, &th->ep->receivers_tail, th);
+	if (th->state == T_BLOCKED && th->block == B_WAIT && th->wait_task) {
+		struct thread **pp = &th->wait_task->waiters;
+		while (*pp && *pp != th)
+			pp = &(*pp)->rq_next;
+		if (*pp)
+			*pp = th->rq_next;
+	}
+	if (th->block == B_REPLY) {
+		for (int i = 0; i < MAX_THREADS; i++)
+			if (threads[i].caller == th)
+				threads[i].caller = NULL;
+	}
+	if (th->caller) {
+		struct thread *c = th->caller;
+		th->caller = NULL;
+		if (c->state == T_BLOCKED && c->block == B_REPLY) {
+			set_result(c, -E_DEAD);
+			wake(c);
+		}
+	}
+	th->ep = NULL;
+	th->wait_task = NULL;
+	if (th->state == T_BLOCKED)
+		th->block = B_NONE;
+}
+
+/* Needs mk_lock. Move the message (and cap) of sender s into receiver r's
+ * registers. The cap is re-checked now: the sender's slot may have changed
+ * while it waited; a bad one is silently not sent. */
+static void deliver(struct thread *s, struct thread *r, int grant)
+{
+	struct trap_frame *tf = &r->uf->tf;
+	for (int i = 0; i < IPC_WORDS; i++)
+		tf->regs[11 + i] = s->msg[i];
+	tf->regs[15] = s->badge;
+	tf->regs[16] = 0;
+	tf->regs[10] = 0;
+	if (grant && s->xfer_slot != SLOT_NONE && r->recv_slot != SLOT_NONE) {
+		int err;
+		struct cap *src = cap_lookup(s->task, s->xfer_slot, 0, 0, &err);
+		struct cap *dst = src ? cap_slot_free(r->task, r->recv_slot, &err) : NULL;
+		if (src && dst) {
+			cap_get_obj(src);
+			cap_install(dst, src, src);
+			tf->regs[16] = IPC_GOT_CAP;
+		}
+	}
+}
+
+/* Needs mk_lock; the thread about to block sets up the rest. Blocks the
+ * current thread and either switches straight to `partner` (fast path) or
+ * wakes it normally. Drops mk_lock. irqs are off. */
+static void block_and_run(struct thread *me, struct thread *partner)
+{
+	me->state = T_BLOCKED;
+	if (partner && sched_can_direct(partner)) {
+		partner->block = B_NONE;
+		partner->ep = NULL;
+		partner->state = T_RUNNABLE;
+		spin_unlock(&mk_lock);
+		sched_direct(partner);
+		return;
+	}
+	if (partner)
+		wake(partner);
+	spin_unlock(&mk_lock);
+	sched_block();
+}
+
+static long do_send(struct thread *me, struct endpoint *e, int grant, int call)
+{
+	struct thread *r = q_pop(&e->receivers, &e->receivers_tail);
+	if (r) {
+		deliver(me, r, 1);
+		if (call) {
+			r->caller = me;
+			me->block = B_REPLY;
+			block_and_run(me, r);
+		} else {
+			wake(r);
+			spin_unlock(&mk_lock);
+			set_result(me, 0);
+		}
+		return RET_KEEP;
+	}
+	me->block = B_SEND;
+	me->ep = e;
+	me->is_call = call;
+	me->state = T_BLOCKED;
+	q_push(&e->senders, &e->senders_tail, me);
+	set_result(me, -E_DEAD);     /* overwritten when a receiver takes it */
+	spin_unlock(&mk_lock);
+	sched_block();
+	return RET_KEEP;
+}
+
+static long do_recv(struct thread *me, struct endpoint *e, int grant)
+{
+	struct thread *s = q_pop(&e->senders, &e->senders_tail);
+	if (s) {
+		deliver(s, me, 1);
+		if (s->is_call) {
+			me->caller = s;
+			s->block = B_REPLY;
+			s->ep = NULL;
+		} else {
+			set_result(s, 0);
+			wake(s);
+		}
+		spin_unlock(&mk_lock);
+		return RET_KEEP;
+	}
+	me->block = B_RECV;
+	me->ep = e;
+	me->state = T_BLOCKED;
+	q_push(&e->receivers, &e->receivers_tail, me);
+	set_result(me, -E_DEAD);
+	spin_unlock(&mk_lock);
+	sched_block();
+	return RET_KEEP;
+}
+
+/* Needs mk_lock. Answer me->caller with words w; returns the caller to run
+ * (not yet woken) or NULL. */
+static struct thread *do_reply(struct thread *me, const uint64_t *w)
+{
+	struct thread *c = me->caller;
+	me->caller = NULL;
+	if (!c || c->state != T_BLOCKED || c->block != B_REPLY)
+		return NULL;
+	struct trap_frame *tf = &c->uf->tf;
+	tf->regs[10] = 0;
+	for (int i = 0; i < IPC_WORDS; i++)
+		tf->regs[11 + i] = w[i];
+	tf->regs[15] = 0;
+	tf->regs[16] = 0;
+	return c;
+}
+
+long sys_ipc(struct uframe *uf, long nr)
+{
+	struct thread *me = cur_thread();
+	struct task *t = me->task;
+	struct trap_frame *tf = &uf->tf;
+	long slot = (long)tf->regs[10];
+	uint64_t w[IPC_WORDS];
+	for (int i = 0; i < IPC_WORDS; i++)
+		w[i] = tf->regs[11 + i];
+	long extra = (long)tf->regs[15];
+	int err = 0;
+
+	irq_disable();
+	spin_lock(&mk_lock);
+	if (nr == SYS_REPLY) {
+		struct thread *c = do_reply(me, w);
+		if (c)
+			wake(c);
+		spin_unlock(&mk_lock);
+		irq_enable();
+		return c ? 0 : -E_NOENT;
+	}
+	unsigned need = (nr == SYS_RECV || nr == SYS_REPLY_RECV) ? R_RECV : R_SEND;
+	struct cap *ec = cap_lookup(t, slot, CAP_ENDPOINT, need, &err);
+	if (ec && (nr == SYS_CALL || nr == SYS_SEND) && extra != SLOT_NONE) {
+		/* Decode the transfer now so a bad one fails the call. */
+		if (!(ec->rights & R_GRANT))
+			err = -E_PERM, ec = NULL;
+		else if (!cap_lookup(t, extra, 0, 0, &err))
+			ec = NULL;
+	}
+	if (ec && (nr == SYS_RECV || nr == SYS_REPLY_RECV) && extra != SLOT_NONE) {
+		if (extra < 0 || extra >= CSPACE_SLOTS)
+			err = -E_BADCAP, ec = NULL;
+	}
+	if (!ec) {
+		spin_unlock(&mk_lock);
+		irq_enable();
+		return err;
+	}
+	struct endpoint *e = ec->o.ep;
+	int grant = (ec->rights & R_GRANT) != 0;
+	long r;
+	switch (nr) {
+	case SYS_CALL:
+	case SYS_SEND:
+		for (int i = 0; i < IPC_WORDS; i++)
+			me->msg[i] = w[i];
+		me->badge = ec->badge;
+		me->xfer_slot = extra;
+		r = do_send(me, e, grant, nr == SYS_CALL);
+		break;
+	case SYS_RECV:
+		me->recv_slot = extra;
+		r = do_recv(me, e, grant);
+		break;
+	default: { /* SYS_REPLY_RECV */
+		struct thread *c = do_reply(me, w);
+		me->recv_slot = extra;
+		struct thread *s = e->senders;
+		if (c && !s && sched_can_direct(c)) {
+			/* Fast path: wait on e and run the caller right here. */
+			me->block = B_RECV;
+			me->ep = e;
+			q_push(&e->receivers, &e->receivers_tail, me);
+			set_result(me, -E_DEAD);
+			block_and_run(me, c);
+			r = RET_KEEP;
+			break;
+		}
+		if (c)
+			wake(c);
+		r = do_recv(me, e, grant);
+		break;
+	}
+	}
+	irq_enable();
+	return r;
+}

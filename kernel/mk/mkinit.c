@@ -1,0 +1,29 @@
+/* Microkernel start: set up user address spaces, the reaper, and init
+ * (boot module 0) with the kernel cap; then this hart becomes an idle
+ * hart like the others. init's exit status is the machine's. */
+#include "mk.h"
+#include "panic.h"
+#include "printk.h"
+#include "frame.h"
+#include "kstring.h"
+
+const char *mk_command;
+
+void mk_start(const char *command)
+{
+	mk_command = command;
+	int err = uvm_init();
+	if (err)
+		panic("user memory set-up failed (%d)", err);
+	reaper_start();
+	if (nboot_modules < 1)
+		panic("no boot modules: init is missing");
+	/* Init gets three quarters of free memory; its children are carved
+	 * out of that, so the kernel always keeps a quarter. */
+	long quota = (long)(frame_free_count() * 3 / 4);
+	struct task *init;
+	err = task_spawn_module(NULL, 0, 0, quota, 1, &init);
+	if (err)
+		panic("cannot start init (%d)", err);
+	sched_idle_loop();
+}

@@ -1,0 +1,373 @@
+/* System call dispatch (numbers and registers: abi/patina/syscall.h).
+ * Each handler decodes first (all caps and arguments checked under
+ * mk_lock) and changes state only once nothing can fail. */
+#include "mk.h"
+#include "kstring.h"
+#include "printk.h"
+#include "sbi.h"
+#include "cmd.h"
+#include "ktest.h"
+#include "frame.h"
+#include "riscv.h"
+#include "kernel.h"
+
+#define A(i) (uf->tf.regs[10 + (i)])
+
+static long sys_puts(uint64_t ubuf, uint64_t len)
+{
+	char buf[128];
+	if (len > (1UL << 20))
+		return -E_INVAL;
+	uint64_t done = 0;
+	while (done < len) {
+		size_t n = len - done < sizeof buf ? len - done : sizeof buf;
+		if (copy_from_user(buf, ubuf + done, n))
+			return done ? (long)done : -E_FAULT;
+		console_write(buf, n);
+		done += n;
+	}
+	return (long)len;
+}
+
+static long sys_cap_copy_mint(struct task *t, long src, long dst, int mint, unsigned rights,
+			      uint64_t badge, uint64_t lo, uint64_t hi)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *s = cap_lookup(t, src, 0, 0, &err);
+	struct cap *d = s ? cap_slot_free(t, dst, &err) : NULL;
+	if (d) {
+		struct cap nc = *s;
+		if (mint) {
+			if (s->type != CAP_REGION) {
+				lo = s->lo;
+				hi = s->hi;
+			}
+			if (!cap_derive_ok(s, rights, lo, hi))
+				err = -E_PERM;
+			else if (badge && (s->type != CAP_ENDPOINT || s->badge))
+				err = -E_INVAL;   /* badge once, endpoints only */
+			nc.rights = (uint16_t)rights;
+			nc.lo = lo;
+			nc.hi = hi;
+			if (badge)
+				nc.badge = badge;
+		}
+		if (!err) {
+			cap_get_obj(&nc);
+			cap_install(d, &nc, s);
+		}
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+static long sys_cap_del(struct task *t, long slot, int revoke)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *c = cap_lookup(t, slot, 0, 0, &err);
+	if (c) {
+		if (revoke)
+			cap_revoke(c);
+		else
+			cap_delete(c);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+static long sys_cap_info(struct task *t, long slot, uint64_t uout)
+{
+	int err = 0;
+	struct cap_info ci = { 0 };
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *c = cap_lookup(t, slot, 0, 0, &err);
+	if (c) {
+		ci.type = c->type;
+		ci.rights = c->rights;
+		ci.badge = c->badge;
+		ci.lo = c->lo;
+		ci.hi = c->hi;
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err)
+		return err;
+	return copy_to_user(uout, &ci, sizeof ci);
+}
+
+static long sys_ep_create(struct task *t, long dst)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *d = cap_slot_free(t, dst, &err);
+	if (d) {
+		struct endpoint *e = ep_alloc(t);
+		if (!e) {
+			err = -E_QUOTA;
+		} else {
+			struct cap nc = { .type = CAP_ENDPOINT, .rights = R_SEND | R_RECV | R_GRANT,
+					  .o.ep = e };
+			cap_install(d, &nc, NULL);
+		}
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+static long sys_frame_alloc(struct task *t, long dst)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	cap_slot_free(t, dst, &err);
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err)
+		return err;
+	uint64_t pa;
+	err = uvm_frame_alloc(t, &pa);
+	if (err)
+		return err;
+	f = spin_lock_irqsave(&mk_lock);
+	struct cap *d = cap_slot_free(t, dst, &err);   /* another thread may have raced */
+	if (d) {
+		struct cap nc = { .type = CAP_FRAME, .rights = R_READ | R_WRITE, .o.pa = pa };
+		cap_install(d, &nc, NULL);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err)
+		uvm_frame_put(pa);
+	return err;
+}
+
+#define MAX_THREADS_PER_TASK 32
+
+static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t sp,
+			      uint64_t arg, long dst, uint64_t flags)
+{
+	int err = 0;
+	int hart = (int)(flags & 0xffff) - 1;
+	int prio = (int)((flags >> 16) & 0xffff);
+	if (hart >= (int)ncpus || prio >= NPRIO)
+		return -E_INVAL;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *tc = cap_lookup(t, tslot, CAP_TASK, R_CONTROL, &err);
+	struct cap *d = tc ? cap_slot_free(t, dst, &err) : NULL;
+	struct task *target = tc ? tc->o.task : NULL;
+	struct thread *th = NULL;
+	if (d && target->state != TASK_ALIVE)
+		err = -E_DEAD;
+	else if (d && target->nthreads >= MAX_THREADS_PER_TASK)
+		err = -E_QUOTA;
+	else if (d && !(th = thread_alloc(target)))
+		err = -E_NOMEM;
+	if (th) {
+		th->affinity = hart;
+		th->prio = prio;
+		struct cap nc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th };
+		cap_get_obj(&nc);
+		cap_install(d, &nc, NULL);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err)
+		return err;
+	thread_start_user(th, pc, sp, arg);
+	return 0;
+}
+
+static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg, long dst,
+			   long quota, long give)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *kc = cap_lookup(t, kslot, CAP_KERNEL, 0, &err);
+	if (kc)
+		cap_slot_free(t, dst, &err);
+	if (!err && give != SLOT_NONE)
+		cap_lookup(t, give, 0, 0, &err);
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err)
+		return err;
+	struct task *child;
+	err = task_spawn_module(t, (int)module, arg, quota, 0, &child);
+	if (err)
+		return err;
+	f = spin_lock_irqsave(&mk_lock);
+	struct cap *d = cap_slot_free(t, dst, &err);
+	struct cap *g = NULL;
+	if (d && give != SLOT_NONE && !(g = cap_lookup(t, give, 0, 0, &err)))
+		d = NULL;
+	if (d) {
+		struct cap nc = { .type = CAP_TASK, .rights = R_ALL, .o.task = child };
+		cap_get_obj(&nc);
+		cap_install(d, &nc, NULL);
+		if (g && child->cspace[SLOT_FIRST_FREE].type == CAP_NULL) {
+			cap_get_obj(g);
+			cap_install(&child->cspace[SLOT_FIRST_FREE], g, g);
+		}
+	} else {
+		task_exit(child, 137);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+static long sys_task_wait(struct task *t, long slot)
+{
+	int err = 0;
+	irq_disable();
+	spin_lock(&mk_lock);
+	struct cap *c = cap_lookup(t, slot, CAP_TASK, 0, &err);
+	struct task *target = c ? c->o.task : NULL;
+	if (target == t)
+		err = -E_INVAL;
+	if (err) {
+		spin_unlock(&mk_lock);
+		irq_enable();
+		return err;
+	}
+	target->refs++;     /* keep the struct while we sleep on it */
+	while (target->state != TASK_DEAD) {
+		struct thread *me = cur_thread();
+		if (me->killed)
+			break;
+		me->state = T_BLOCKED;
+		me->block = B_WAIT;
+		me->wait_task = target;
+		me->rq_next = target->waiters;
+		target->waiters = me;
+		spin_unlock(&mk_lock);
+		sched_block();
+		spin_lock(&mk_lock);
+		me->wait_task = NULL;
+	}
+	long st = target->state == TASK_DEAD ? target->exit_status : -E_DEAD;
+	target->refs--;
+	task_put(target);
+	spin_unlock(&mk_lock);
+	irq_enable();
+	return st;
+}
+
+static long sys_task_kill(struct task *t, long slot)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *c = cap_lookup(t, slot, CAP_TASK, R_CONTROL, &err);
+	if (c)
+		task_exit(c->o.task, 137);
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+static long sys_task_region(struct task *t, long slot, long dst)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *c = cap_lookup(t, slot, CAP_TASK, R_CONTROL, &err);
+	struct cap *d = c ? cap_slot_free(t, dst, &err) : NULL;
+	if (d) {
+		struct cap nc = { .type = CAP_REGION, .rights = R_QUERY | R_MAP | R_MARK | R_UNMAP,
+				  .o.task = c->o.task, .lo = PAGE_SIZE, .hi = user_top };
+		cap_get_obj(&nc);
+		cap_install(d, &nc, c);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t b)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	cap_lookup(t, kslot, CAP_KERNEL, 0, &err);
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err)
+		return err;
+	char buf[256];
+	switch (op) {
+	case DBG_KTEST: {
+		buf[0] = 0;
+		if (a && (copy_from_user(buf, a, 32) || (buf[31] = 0)))
+			return -E_FAULT;
+		int counts[2];
+		counts[1] = ktest_run_quiet(buf, &counts[0]);
+		long c2[2] = { counts[0], counts[1] };
+		return copy_to_user(b, c2, sizeof c2);
+	}
+	case DBG_KCMD:
+		if (b >= sizeof buf)
+			return -E_INVAL;
+		if (copy_from_user(buf, a, b))
+			return -E_FAULT;
+		buf[b] = 0;
+		return cmd_run_line(buf);
+	case DBG_COUNTERS: {
+		struct kcounters kc = { 0 };
+		f = spin_lock_irqsave(&mk_lock);
+		kc.free_frames = frame_free_count();
+		kc.tasks = tasks_live();
+		kc.threads = threads_live();
+		kc.endpoints = eps_live();
+		kc.frame_objs = (unsigned long)uvm_frames_in_use();
+		kc.caps = caps_live();
+		kc.kernel_faults = 0;  /* an unexpected kernel trap panics: none survive */
+		spin_unlock_irqrestore(&mk_lock, f);
+		return copy_to_user(a, &kc, sizeof kc);
+	}
+	case DBG_NCPUS:
+		return ncpus;
+	case DBG_CMDLINE: {
+		const char *s = mk_command ? mk_command : "";
+		size_t n = strlen(s) + 1;
+		if (n > b)
+			return -E_INVAL;
+		return copy_to_user(a, s, n) ? -E_FAULT : (long)(n - 1);
+	}
+	case DBG_MMINFO:
+		return boot_config.paging_levels | ((long)boot_config.mm << 8);
+	case DBG_UFAULTS:
+		return (long)uaccess_faults_fixed;
+	}
+	return -E_INVAL;
+}
+
+void syscall_dispatch(struct uframe *uf)
+{
+	struct thread *me = cur_thread();
+	struct task *t = me->task;
+	long nr = (long)uf->tf.regs[17];
+	long r;
+	switch (nr) {
+	case SYS_PUTS: r = sys_puts(A(0), A(1)); break;
+	case SYS_GETC: { int c = sbi_console_getc(); r = c < 0 ? -E_AGAIN : c; break; }
+	case SYS_EXIT: {
+		unsigned long f = spin_lock_irqsave(&mk_lock);
+		task_exit(t, (int)A(0));
+		spin_unlock_irqrestore(&mk_lock, f);
+		thread_exit();
+	}
+	case SYS_THREAD_EXIT: thread_exit();
+	case SYS_YIELD: sched_yield(); r = 0; break;
+	case SYS_CAP_COPY: r = sys_cap_copy_mint(t, A(0), A(1), 0, 0, 0, 0, 0); break;
+	case SYS_CAP_MINT: r = sys_cap_copy_mint(t, A(0), A(1), 1, (unsigned)A(2), A(3), A(4), A(5)); break;
+	case SYS_CAP_DELETE: r = sys_cap_del(t, A(0), 0); break;
+	case SYS_CAP_REVOKE: r = sys_cap_del(t, A(0), 1); break;
+	case SYS_CAP_INFO: r = sys_cap_info(t, A(0), A(1)); break;
+	case SYS_EP_CREATE: r = sys_ep_create(t, A(0)); break;
+	case SYS_FRAME_ALLOC: r = sys_frame_alloc(t, A(0)); break;
+	case SYS_THREAD_CREATE: r = sys_thread_create(t, A(0), A(1), A(2), A(3), A(4), A(5)); break;
+	case SYS_TASK_SPAWN: r = sys_task_spawn(t, A(0), A(1), A(2), A(3), A(4), A(5)); break;
+	case SYS_TASK_WAIT: r = sys_task_wait(t, A(0)); break;
+	case SYS_TASK_KILL: r = sys_task_kill(t, A(0)); break;
+	case SYS_TASK_REGION: r = sys_task_region(t, A(0), A(1)); break;
+	case SYS_CALL: case SYS_SEND: case SYS_RECV: case SYS_REPLY: case SYS_REPLY_RECV:
+		r = sys_ipc(uf, nr);
+		break;
+	case SYS_REGION_TXN: r = sys_region_txn(t, A(0), A(1), A(2), A(3), A(4)); break;
+	case SYS_DEBUG: r = sys_debug(t, A(0), A(1), A(2), A(3)); break;
+	case SYS_THREAD_SELF_HART: r = this_cpu()->index; break;
+	default: r = -E_NOSYS; break;
+	}
+	if (r != RET_KEEP)
+		A(0) = (uint64_t)r;
+}

@@ -1,0 +1,257 @@
+/* Tasks: an address space (mm core), a CSpace, a frame quota and an object
+ * quota, and their threads. Death is two-step: task_exit kills every
+ * thread; when the last one is gone the reaper thread tears the task down
+ * (caps, address space) on a kernel stack that belongs to no task, then
+ * wakes whoever waits. */
+#include "mk.h"
+#include "kstring.h"
+#include "panic.h"
+#include "printk.h"
+#include "riscv.h"
+
+struct task tasks[MAX_TASKS];
+spinlock_t mk_lock = SPINLOCK_INIT;
+static struct task *reap_list;
+static struct thread *reaper;
+
+unsigned long tasks_live(void)
+{
+	unsigned long n = 0;
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].state != TASK_FREE)
+			n++;
+	return n;
+}
+
+/* Needs mk_lock. */
+int quota_charge_frames(struct task *t, long n)
+{
+	long used = __atomic_add_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
+	if (used + (long)t->as.nr_frames > t->frame_quota) {
+		__atomic_sub_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
+		return -E_QUOTA;
+	}
+	return 0;
+}
+
+void quota_release_frames(struct task *t, long n)
+{
+	__atomic_sub_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
+}
+
+/* A new, empty task with its own address space; its quota is carved from
+ * the parent's (returned when it is reaped). Needs: mk_lock NOT held
+ * (creating the address space allocates). NULL with *err on failure. */
+static struct task *task_create(struct task *parent, long frame_quota, int *err)
+{
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct task *t = NULL;
+	if (parent && (parent->objs_used >= parent->obj_quota ||
+		       quota_charge_frames(parent, frame_quota))) {
+		spin_unlock_irqrestore(&mk_lock, f);
+		*err = -E_QUOTA;
+		return NULL;
+	}
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].state == TASK_FREE) {
+			t = &tasks[i];
+			uint32_t gen = t->gen + 1;
+			memset(t, 0, sizeof *t);
+			t->gen = gen;
+			t->id = i;
+			t->state = TASK_ALIVE;
+			break;
+		}
+	if (!t) {
+		if (parent)
+			quota_release_frames(parent, frame_quota);
+		spin_unlock_irqrestore(&mk_lock, f);
+		*err = -E_NOMEM;
+		return NULL;
+	}
+	if (parent)
+		parent->objs_used++;
+	t->parent = parent;
+	t->frame_quota = frame_quota;
+	t->obj_quota = 64;
+	for (int i = 0; i < CSPACE_SLOTS; i++)
+		t->cspace[i].owner = t;
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (uvm_as_create(t)) {
+		f = spin_lock_irqsave(&mk_lock);
+		if (parent) {
+			quota_release_frames(parent, frame_quota);
+			parent->objs_used--;
+		}
+		t->state = TASK_FREE;
+		spin_unlock_irqrestore(&mk_lock, f);
+		*err = -E_NOMEM;
+		return NULL;
+	}
+	return t;
+}
+
+/* Needs mk_lock. Start t's death (first status wins); queue it for the
+ * reaper once no thread is left. */
+void task_exit(struct task *t, int status)
+{
+	if (t->state == TASK_ALIVE) {
+		t->state = TASK_DYING;
+		t->exit_status = status;
+		for (struct thread *th = t->threads; th; th = th->task_next) {
+			thread_kill_locked(th);
+			if (th->state == T_RUNNING && th->last_cpu >= 0 &&
+			    th != cur_thread())
+				ipi_send((uint32_t)th->last_cpu);
+		}
+	}
+	if (t->nthreads == 0 && !t->reap_queued && t->state == TASK_DYING) {
+		t->reap_queued = 1;
+		t->reap_next = reap_list;
+		reap_list = t;
+		if (reaper && reaper->state == T_BLOCKED) {
+			reaper->state = T_RUNNABLE;
+			sched_wake(reaper);
+		}
+	}
+}
+
+/* Needs mk_lock. Free a dead task nobody names. */
+void task_put(struct task *t)
+{
+	if (t->refs == 0 && t->state == TASK_DEAD)
+		t->state = TASK_FREE;
+}
+
+/* Tear one task down. Needs: mk_lock NOT held; every thread of t is dead. */
+static void reap(struct task *t)
+{
+	/* Its last thread may still be switching away on some hart. */
+	for (int i = 0; i < MAX_THREADS; i++)
+		if (threads[i].task == t)
+			while (__atomic_load_n(&threads[i].on_cpu, __ATOMIC_ACQUIRE))
+				cpu_relax();
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	cspace_clear(t);
+	spin_unlock_irqrestore(&mk_lock, f);
+	/* Region transactions of other tasks that started before we died. */
+	while (__atomic_load_n(&t->as_users, __ATOMIC_ACQUIRE))
+		cpu_relax();
+	uvm_as_destroy(t);
+	f = spin_lock_irqsave(&mk_lock);
+	for (int i = 0; i < MAX_THREADS; i++)
+		if (threads[i].task == t && threads[i].state == T_FREE)
+			threads[i].task = NULL;
+	if (t->parent) {
+		quota_release_frames(t->parent, t->frame_quota);
+		t->parent->objs_used--;
+	}
+	t->state = TASK_DEAD;
+	struct thread *w = t->waiters;
+	t->waiters = NULL;
+	while (w) {
+		struct thread *n = w->rq_next;
+		w->block = B_NONE;
+		w->state = T_RUNNABLE;
+		sched_wake(w);
+		w = n;
+	}
+	int status = t->exit_status, init = t->is_init;
+	task_put(t);
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (init) {
+		printk("patina: exit %d\n", status);
+		machine_poweroff(0);
+	}
+}
+
+static void reaper_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		irq_disable();
+		spin_lock(&mk_lock);
+		struct task *t = reap_list;
+		if (t)
+			reap_list = t->reap_next;
+		else
+			cur_thread()->state = T_BLOCKED;
+		spin_unlock(&mk_lock);
+		if (!t) {
+			sched_block();
+			irq_enable();
+			continue;
+		}
+		irq_enable();
+		reap(t);
+	}
+}
+
+void reaper_start(void)
+{
+	reaper = kthread_create(reaper_main, NULL, -1);
+	if (!reaper)
+		panic("cannot start the reaper thread");
+}
+
+/* Create a task from boot module `module`, charging its quota to parent,
+ * with slots 0 (itself), 1 (its address space) and 3 (its first thread),
+ * and start its first thread at the ELF entry with a0 = arg. */
+int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota, int is_init,
+		      struct task **out)
+{
+	if (module < 0 || module >= nboot_modules)
+		return -E_NOENT;
+	if (quota < 16)
+		return -E_INVAL;
+	int err;
+	struct task *t = task_create(parent, quota, &err);
+	if (!t)
+		return err;
+	uint64_t entry;
+	const struct boot_module *m = &boot_modules[module];
+	err = elf_load(t, m->start, (size_t)(m->end - m->start), &entry);
+	if (!err) {
+		/* Stack: reserved anonymous memory, filled on first touch. */
+		struct mm_cursor c;
+		uint64_t lo = USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE;
+		struct mm_status st = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W };
+		err = mm_lock(&c, &t->as, lo, USER_STACK_TOP) ? -E_NOMEM : 0;
+		if (!err) {
+			if (mm_mark(&c, lo, USER_STACK_TOP - lo, &st))
+				err = -E_NOMEM;
+			mm_release(&c);
+		}
+	}
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct thread *th = err ? NULL : thread_alloc(t);
+	if (!err && !th)
+		err = -E_NOMEM;
+	if (!err) {
+		struct cap self = { .type = CAP_TASK, .rights = R_ALL, .o.task = t };
+		struct cap as = { .type = CAP_REGION, .rights = R_ALL, .o.task = t,
+				  .lo = PAGE_SIZE, .hi = user_top };
+		struct cap thc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th };
+		cap_get_obj(&self);
+		cap_install(&t->cspace[SLOT_SELF_TASK], &self, NULL);
+		cap_get_obj(&as);
+		cap_install(&t->cspace[SLOT_SELF_AS], &as, NULL);
+		cap_get_obj(&thc);
+		cap_install(&t->cspace[SLOT_SELF_THREAD], &thc, NULL);
+		if (is_init) {
+			struct cap kc = { .type = CAP_KERNEL, .rights = R_ALL };
+			cap_install(&t->cspace[SLOT_KERNEL], &kc, NULL);
+			t->is_init = 1;
+		}
+	} else {
+		t->state = TASK_DYING;
+		t->reap_queued = 1;
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err) {
+		reap(t);
+		return err;
+	}
+	*out = t;
+	return thread_start_user(th, entry, USER_STACK_TOP - 16, arg);
+}

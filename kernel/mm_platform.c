@@ -1,0 +1,181 @@
+/* The mm core's platform table for the kernel: frames from mm/frame,
+ * descriptors from the allocator's per-frame descriptor arrays,
+ * preemption = interrupts off, RCU from rcu.c, TLB shootdown by SBI RFENCE. */
+#include <patina/errno.h>
+#include "mm_platform.h"
+#include "cortenmm/cursor.h"
+#include "cpu.h"
+#include "frame.h"
+#include "memlayout.h"
+#include "panic.h"
+#include "rcu.h"
+#include "riscv.h"
+#include "sbi.h"
+
+struct mm_as kernel_as;
+
+static uint64_t kp_pt_alloc(void)
+{
+	paddr_t pa;
+	return frame_alloc(0, &pa) ? MM_NOFRAME : pa;
+}
+
+static void kp_pt_free(uint64_t pa)
+{
+	if (frame_free(pa))
+		panic("mm: freeing PT frame %lx that is not allocated", (unsigned long)pa);
+}
+
+static void *kp_phys_to_virt(uint64_t pa)
+{
+	return phys_to_virt(pa);
+}
+
+static struct mm_page *kp_page_desc(uint64_t pa)
+{
+	return frame_desc(pa);
+}
+
+/* Data pages come back after their TLB flush: free every 4 KiB frame. */
+static void kp_frame_release(uint64_t pa, unsigned level)
+{
+	uint64_t n = 1ULL << (9 * (level - 1));
+	for (uint64_t i = 0; i < n; i++)
+		if (frame_free(pa + i * FRAME_SIZE))
+			panic("mm: released frame %lx is not an allocated frame",
+			      (unsigned long)(pa + i * FRAME_SIZE));
+}
+
+static struct mm_pool *kp_pool(void)
+{
+	return &this_cpu()->mm_pool;
+}
+
+static void kp_relax(void)
+{
+	cpu_relax();
+}
+
+/* Flush [start, end) on this hart and, through SBI RFENCE (which needs no
+ * cooperation from the targets' S-mode), on every other online hart. The
+ * kernel AS is live on every hart; per-AS hart masks come with user AS. */
+static void kp_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
+{
+	(void)as;
+	uint64_t size = end - start;
+	if (size <= 64 * PAGE_SIZE) {
+		for (uint64_t va = start; va < end; va += PAGE_SIZE)
+			__asm__ volatile("sfence.vma %0, zero" :: "r"(va) : "memory");
+	} else {
+		local_flush_tlb_all();
+	}
+	uint32_t me = this_cpu()->index;
+	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
+	unsigned long mask = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (i == me)
+			continue;
+		struct sbiret r;
+		if (cpus[i].hartid < 64) {
+			mask |= 1UL << cpus[i].hartid;
+			continue;
+		}
+		r = sbi_remote_sfence_vma(1, cpus[i].hartid, start, size);
+		if (r.error)
+			panic("mm: remote sfence.vma on hart %u failed (%ld)",
+			      cpus[i].hartid, r.error);
+	}
+	if (mask) {
+		struct sbiret r = sbi_remote_sfence_vma(mask, 0, start, size);
+		if (r.error)
+			panic("mm: remote sfence.vma failed (%ld)", r.error);
+	}
+}
+
+static void kp_rcu_read_lock(void) { rcu_read_lock(); }
+static void kp_rcu_read_unlock(void) { rcu_read_unlock(); }
+
+static void kp_panic(const char *msg)
+{
+	panic("%s", msg);
+}
+
+const struct mm_platform kernel_mm_platform = {
+	.pt_alloc = kp_pt_alloc,
+	.pt_free = kp_pt_free,
+	.phys_to_virt = kp_phys_to_virt,
+	.page_desc = kp_page_desc,
+	.frame_release = kp_frame_release,
+	.pool = kp_pool,
+	.relax = kp_relax,
+	/* Locks: the core's own atomics, guarded by preempt_*. */
+	.preempt_disable = preempt_disable,
+	.preempt_enable = preempt_enable,
+	.rcu_read_lock = kp_rcu_read_lock,
+	.rcu_read_unlock = kp_rcu_read_unlock,
+	.rcu_defer = rcu_defer,
+	.tlb_flush = kp_tlb_flush,
+	.panic = kp_panic,
+};
+
+/* Map [va, va + len) -> pa in the kernel AS under one transaction. */
+static int kmap_range(uint64_t va, paddr_t pa, uint64_t len, unsigned prot)
+{
+	struct mm_cursor c;
+	int err = mm_lock(&c, &kernel_as, va, va + len);
+	if (err)
+		return err;
+	err = mm_map_range(&c, va, pa, len, prot);
+	mm_release(&c);
+	return err;
+}
+
+int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp)
+{
+	const struct pt_arch *arch = levels == 4 ? &mm_arch_sv48 : &mm_arch_sv39;
+	const struct mm_protocol *proto = mm == MM_RW ? &mm_proto_rw : &mm_proto_adv;
+	if (levels != 3 && levels != 4)
+		return MM_EINVAL;
+	for (int i = 0; i < bi->nmem; i++) {
+		paddr_t end = bi->mem[i].base + bi->mem[i].size;
+		if (end < bi->mem[i].base || end > DIRECT_MAP_SIZE)
+			return MM_ERANGE;
+	}
+	int err = mm_as_init(&kernel_as, arch, proto, &kernel_mm_platform,
+			     arch->kernel_lo, arch->kernel_last, NULL);
+	if (err)
+		return err;
+
+	for (int i = 0; i < bi->nmem; i++) {
+		paddr_t lo = (bi->mem[i].base + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+		paddr_t hi = (bi->mem[i].base + bi->mem[i].size) & ~(PAGE_SIZE - 1);
+		if (hi <= lo)
+			continue;
+		err = kmap_range(DIRECT_MAP_BASE + lo, lo, hi - lo,
+				 MM_PROT_R | MM_PROT_W | MM_PROT_G);
+		if (err)
+			return err;
+	}
+
+	struct { char *start, *end; unsigned prot; } img[] = {
+		{ _kernel_start, _etext,      MM_PROT_R | MM_PROT_X | MM_PROT_G },
+		{ _etext,        _erodata,    MM_PROT_R | MM_PROT_G },
+		{ _erodata,      _kernel_end, MM_PROT_R | MM_PROT_W | MM_PROT_G },
+	};
+	for (unsigned i = 0; i < sizeof img / sizeof img[0]; i++) {
+		uint64_t va = (uint64_t)(uintptr_t)img[i].start;
+		uint64_t len = (uint64_t)(img[i].end - img[i].start);
+		if (!len)
+			continue;
+		err = kmap_range(va, virt_to_phys(img[i].start), len, img[i].prot);
+		if (err)
+			return err;
+	}
+
+	err = mm_as_kernel_seal(&kernel_as);
+	if (err)
+		return err;
+	uint64_t mode = levels == 4 ? SATP_MODE_SV48 : SATP_MODE_SV39;
+	*satp = (mode << SATP_MODE_SHIFT) | (mm_as_root_pa(&kernel_as) >> PAGE_SHIFT);
+	return 0;
+}
