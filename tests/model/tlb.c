@@ -1,0 +1,431 @@
+/* TLB-coherence harness (ARCHITECTURE.md section 6; the paper proves
+ * nothing here).
+ *
+ *   tlb --arch sv39|sv48|x86_64 --mm rw|adv [--lazy] [--steps N] [--seed N]
+ *       [--mutate]
+ *
+ * NHARTS simulated harts share one address space. Each has a small TLB
+ * that is filled only by walking the real page tables (the way hardware
+ * does: lock-free, entry by entry), at random moments: before, inside and
+ * after transactions. TLB entries disappear only through the core's flush
+ * requests (platform tlb_flush) or by eviction. Checks:
+ *  - after every commit (mm_release), every translation a hart can still
+ *    use matches the page table: same frame, permissions not above the
+ *    current ones. So nothing a transaction removed, split or downgraded
+ *    survives its commit;
+ *  - a data frame goes back to the allocator (frame_release) only when no
+ *    hart can translate to it any more.
+ * --lazy models lazy shootdown with early acknowledgement: tlb_flush only
+ * queues the range on every hart and returns; a hart applies its queue
+ * before its next access (it cannot reach user mode first); released
+ * frames are parked until every hart has applied the flushes queued before
+ * the release. "Usable" then means: not covered by the hart's queue.
+ * --mutate drops every third flush request: the run must fail (the checks
+ * bite).
+ * The driver is one OS thread that interleaves the harts with a seeded
+ * random schedule, so every check is exact and a failure replays. */
+#include "host_platform.h"
+#include "spec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PG MM_PAGE_SIZE
+#define MB2 (1ull << 21)
+#define NHARTS 4
+#define TLB_SIZE 8
+#define WIN_PAGES 1024          /* two 2 MiB blocks */
+#define MAX_PENDING 64
+#define MAX_PARKED 4096
+
+struct tlbe {
+	bool valid;
+	uint64_t va, size, pa;
+	unsigned prot;
+};
+
+struct hart {
+	struct tlbe tlb[TLB_SIZE];
+	unsigned npend;
+	uint64_t pend_lo[MAX_PENDING], pend_hi[MAX_PENDING];
+	unsigned long gen;      /* flush generation applied */
+};
+
+static struct hart harts[NHARTS];
+static unsigned long flush_gen;  /* lazy: generations queued so far */
+static const struct pt_arch *A;
+static const struct mm_protocol *P;
+static struct mm_platform plat;
+static struct mm_as as;
+static uint64_t base;
+static int lazy, mutate;
+static unsigned long fails, nflush, nfill, nhit, ncommit, nrelease;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+struct parked { uint64_t pa; unsigned level; unsigned long gen; };
+static struct parked parked[MAX_PARKED];
+static unsigned nparked;
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, "FAIL: ");                              \
+			fprintf(stderr, __VA_ARGS__);                           \
+			fputc('\n', stderr);                                    \
+			if (++fails > 10)                                       \
+				exit(1);                                        \
+		}                                                               \
+	} while (0)
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+static uint64_t rndn(uint64_t n) { return rnd() % n; }
+
+/* The hardware walker: lock-free, one atomic load per level. Fills *out
+ * with the leaf that translates va; false if none. */
+static bool walk(uint64_t va, struct tlbe *out)
+{
+	uint64_t table = mm_as_root_pa(&as);
+	for (unsigned L = A->levels; L >= 1; L--) {
+		uint64_t *t = plat.phys_to_virt(table);
+		uint64_t e = __atomic_load_n(&t[pt_index(A, va, L)], __ATOMIC_ACQUIRE);
+		if (!A->present(e))
+			return false;
+		if (L == 1 || A->is_leaf(e, L)) {
+			uint64_t size = 1ull << pt_shift(A, L);
+			out->valid = true;
+			out->va = va & ~(size - 1);
+			out->size = size;
+			out->pa = A->addr(e, L);
+			out->prot = A->prot(e);
+			return true;
+		}
+		table = A->addr(e, L);
+	}
+	return false;
+}
+
+static bool overlaps(uint64_t a, uint64_t asz, uint64_t lo, uint64_t hi /*excl*/)
+{
+	return a < hi && lo < a + asz;
+}
+
+/* A hart applies its queued flushes (lazy mode) before it runs user code. */
+static void apply_pending(struct hart *h)
+{
+	for (unsigned i = 0; i < h->npend; i++)
+		for (unsigned k = 0; k < TLB_SIZE; k++)
+			if (h->tlb[k].valid &&
+			    overlaps(h->tlb[k].va, h->tlb[k].size, h->pend_lo[i], h->pend_hi[i]))
+				h->tlb[k].valid = false;
+	h->npend = 0;
+	h->gen = flush_gen;
+}
+
+static bool covered_by_pending(const struct hart *h, const struct tlbe *e)
+{
+	for (unsigned i = 0; i < h->npend; i++)
+		if (overlaps(e->va, e->size, h->pend_lo[i], h->pend_hi[i]))
+			return true;
+	return false;
+}
+
+/* Is this cached translation still allowed by the page table? */
+static bool consistent(const struct tlbe *e)
+{
+	for (uint64_t off = 0; off < e->size; off += PG) {
+		struct tlbe now;
+		if (!walk(e->va + off, &now))
+			return false;
+		uint64_t pa_now = now.pa + (e->va + off - now.va);
+		if (pa_now != e->pa + off || (e->prot & ~now.prot))
+			return false;
+	}
+	return true;
+}
+
+/* After a commit: every usable translation of every hart is consistent. */
+static void check_all(const char *when)
+{
+	for (unsigned h = 0; h < NHARTS; h++)
+		for (unsigned k = 0; k < TLB_SIZE; k++) {
+			const struct tlbe *e = &harts[h].tlb[k];
+			if (!e->valid || (lazy && covered_by_pending(&harts[h], e)))
+				continue;
+			CHECK(consistent(e),
+			      "%s: hart %u can still use %#" PRIx64 "+%#" PRIx64 " -> %#" PRIx64
+			      " prot %#x, which the page table no longer allows", when, h, e->va,
+			      e->size, e->pa, e->prot);
+		}
+}
+
+/* A simulated access by hart h: apply its queue, then hit or walk+fill. */
+static void access_va(unsigned h, uint64_t va)
+{
+	struct hart *ht = &harts[h];
+	if (lazy)
+		apply_pending(ht);
+	for (unsigned k = 0; k < TLB_SIZE; k++)
+		if (ht->tlb[k].valid && overlaps(ht->tlb[k].va, ht->tlb[k].size, va, va + 1)) {
+			nhit++;
+			return;
+		}
+	struct tlbe e;
+	if (walk(va, &e)) {
+		ht->tlb[rndn(TLB_SIZE)] = e;   /* random eviction */
+		nfill++;
+	}
+}
+
+/* Is any hart able to reach frame [pa, pa+size)? */
+static bool frame_reachable(uint64_t pa, uint64_t size, bool honour_pending)
+{
+	for (unsigned h = 0; h < NHARTS; h++)
+		for (unsigned k = 0; k < TLB_SIZE; k++) {
+			const struct tlbe *e = &harts[h].tlb[k];
+			if (!e->valid || (honour_pending && covered_by_pending(&harts[h], e)))
+				continue;
+			if (e->pa < pa + size && pa < e->pa + e->size) {
+				fprintf(stderr, "  hart %u entry va %#" PRIx64 " size %#" PRIx64
+					" pa %#" PRIx64 " reaches frame %#" PRIx64 "+%#" PRIx64 "\n",
+					h, e->va, e->size, e->pa, pa, size);
+				return true;
+			}
+		}
+	return false;
+}
+
+/* Free parked frames whose flushes every hart has applied. */
+static void release_parked(void)
+{
+	unsigned long min_gen = flush_gen;
+	for (unsigned h = 0; h < NHARTS; h++)
+		if (harts[h].gen < min_gen)
+			min_gen = harts[h].gen;
+	unsigned j = 0;
+	for (unsigned i = 0; i < nparked; i++) {
+		struct parked *p = &parked[i];
+		if (p->gen <= min_gen) {
+			uint64_t size = 1ull << pt_shift(A, p->level);
+			CHECK(!frame_reachable(p->pa, size, false),
+			      "frame %#" PRIx64 " freed while a hart can still reach it", p->pa);
+			host_plat.frame_release(p->pa, p->level);
+		} else {
+			parked[j++] = *p;
+		}
+	}
+	nparked = j;
+}
+
+/* --- the platform wrappers the core calls --- */
+static void sim_tlb_flush(struct mm_as *a, uint64_t start, uint64_t end)
+{
+	nflush++;
+	if (getenv("TLB_DEBUG"))
+		fprintf(stderr, "  flush [%#" PRIx64 ", %#" PRIx64 ")\n", start, end);
+	host_plat.tlb_flush(a, start, end);
+	if (mutate && nflush % 3 == 0)
+		return;                     /* the seeded bug: a lost flush */
+	if (lazy) {
+		for (unsigned h = 0; h < NHARTS; h++)
+			if (harts[h].npend == MAX_PENDING)
+				apply_pending(&harts[h]);   /* queue full: flush now */
+		flush_gen++;
+		for (unsigned h = 0; h < NHARTS; h++) {
+			struct hart *ht = &harts[h];
+			ht->pend_lo[ht->npend] = start;
+			ht->pend_hi[ht->npend++] = end;
+		}
+		return;
+	}
+	for (unsigned h = 0; h < NHARTS; h++)
+		for (unsigned k = 0; k < TLB_SIZE; k++)
+			if (harts[h].tlb[k].valid &&
+			    overlaps(harts[h].tlb[k].va, harts[h].tlb[k].size, start, end))
+				harts[h].tlb[k].valid = false;
+}
+
+static void sim_frame_release(uint64_t pa, unsigned level)
+{
+	nrelease++;
+	if (getenv("TLB_DEBUG"))
+		fprintf(stderr, "  release %#" PRIx64 " L%u\n", pa, level);
+	uint64_t size = 1ull << pt_shift(A, level);
+	if (!lazy) {
+		CHECK(!frame_reachable(pa, size, false),
+		      "frame %#" PRIx64 " released while a hart can still reach it", pa);
+		host_plat.frame_release(pa, level);
+		return;
+	}
+	/* lazy: usable translations must already be gone; queued ones hold
+	 * the frame until their hart has flushed */
+	CHECK(!frame_reachable(pa, size, true),
+	      "frame %#" PRIx64 " released with a usable translation to it", pa);
+	if (nparked == MAX_PARKED) {
+		/* no room: interrupt every hart so it flushes, then free */
+		for (unsigned h = 0; h < NHARTS; h++)
+			apply_pending(&harts[h]);
+		release_parked();
+	}
+	parked[nparked++] = (struct parked){ pa, level, flush_gen };
+}
+
+/* --- the workload --- */
+static uint64_t rnd_va_in(uint64_t lo, uint64_t hi)
+{
+	return lo + rndn((hi - lo) / PG) * PG;
+}
+
+static void rnd_access(uint64_t lo, uint64_t hi)
+{
+	for (unsigned n = 1 + (unsigned)rndn(6); n; n--)
+		access_va((unsigned)rndn(NHARTS), rnd_va_in(lo, hi));
+}
+
+static void one_op(struct mm_cursor *c, uint64_t lo, uint64_t hi)
+{
+	unsigned prot = MM_PROT_R | MM_PROT_W | MM_PROT_U;
+	switch (rndn(6)) {
+	case 0:
+	case 1: {   /* map 4 KiB, sometimes COW (read-only) */
+		uint64_t va = rnd_va_in(lo, hi), pa = host_frame_alloc(1);
+		if (pa == MM_NOFRAME)
+			return;
+		int r = mm_map(c, va, pa, 1, prot, rndn(4) ? 0 : MM_MAP_COW);
+		if (getenv("TLB_DEBUG"))
+			fprintf(stderr, "  map %#" PRIx64 " -> %#" PRIx64 ": %d\n", va, pa, r);
+		if (r != MM_OK)
+			host_frame_free(pa, 1);
+		break;
+	}
+	case 2: {   /* map 2 MiB where the locked range holds a whole block */
+		uint64_t b = (lo + MB2 - 1) & ~(MB2 - 1);
+		if (b + MB2 > hi || !(A->leaf_levels & (1u << 2)))
+			return;
+		uint64_t pa = host_frame_alloc(2);
+		if (pa == MM_NOFRAME)
+			return;
+		if (mm_map(c, b, pa, 2, prot, 0) != MM_OK)
+			host_frame_free(pa, 2);
+		break;
+	}
+	case 3: {   /* mark reserved: only succeeds over unmapped pages */
+		struct mm_status st = { .kind = MM_RESERVED, .prot = (uint8_t)prot };
+		uint64_t va = rnd_va_in(lo, hi);
+		uint64_t len = (1 + rndn((hi - va) / PG)) * PG;
+		(void)mm_mark(c, va, len, &st);
+		break;
+	}
+	default: {  /* unmap a sub-range: may remove leaves, split huge pages */
+		uint64_t va = rnd_va_in(lo, hi);
+		uint64_t n = (hi - va) / PG;
+		uint64_t len = (1 + (rndn(3) ? rndn(n < 4 ? n : 4) : rndn(n))) * PG;
+		if (getenv("TLB_DEBUG"))
+			fprintf(stderr, "  unmap %#" PRIx64 " +%#" PRIx64 "\n", va, len);
+		CHECK(mm_unmap(c, va, len) == MM_OK, "unmap failed");
+		break;
+	}
+	}
+}
+
+static void rnd_lock_range(uint64_t *lo, uint64_t *hi)
+{
+	uint64_t n;
+	switch (rndn(4)) {
+	case 0: n = WIN_PAGES; break;
+	case 1: n = 512; break;
+	default: n = 1 + rndn(16); break;
+	}
+	uint64_t s = rndn(WIN_PAGES - n + 1);
+	if (n == 512)
+		s = rndn(2) * 512;
+	*lo = base + s * PG;
+	*hi = *lo + n * PG;
+}
+
+int main(int argc, char **argv)
+{
+	const char *arch = "sv39", *proto = "adv";
+	long steps = 20000;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+			arch = argv[++i];
+		else if (!strcmp(argv[i], "--mm") && i + 1 < argc)
+			proto = argv[++i];
+		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+			steps = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			rng ^= strtoull(argv[++i], NULL, 0) * 0x2545f4914f6cdd1dull;
+		else if (!strcmp(argv[i], "--lazy"))
+			lazy = 1;
+		else if (!strcmp(argv[i], "--mutate"))
+			mutate = 1;
+		else {
+			fprintf(stderr, "usage: tlb --arch A --mm P [--lazy] [--steps N] [--seed N] [--mutate]\n");
+			return 2;
+		}
+	}
+	A = mm_arch_by_name(arch);
+	P = mm_proto_by_name(proto);
+	if (!A || !P || steps < 1) {
+		fprintf(stderr, "tlb: bad --arch, --mm or --steps\n");
+		return 2;
+	}
+	if (!rng)
+		rng = 1;
+	host_init((size_t)1 << 15);
+	plat = host_plat;
+	plat.tlb_flush = sim_tlb_flush;
+	plat.frame_release = sim_frame_release;
+	/* two 2 MiB blocks straddling 1 GiB: different root entries too */
+	base = (1ull << 30) - MB2;
+	int err = mm_as_init(&as, A, P, &plat, A->user_lo, A->user_last, NULL);
+	if (err != MM_OK) {
+		fprintf(stderr, "tlb: as_init: %s\n", mm_strerror(err));
+		return 1;
+	}
+	for (long st = 0; st < steps && !fails; st++) {
+		uint64_t lo, hi;
+		rnd_lock_range(&lo, &hi);
+		rnd_access(base, base + WIN_PAGES * PG);
+		struct mm_cursor c;
+		if (getenv("TLB_DEBUG"))
+			fprintf(stderr, " lock [%#" PRIx64 ", %#" PRIx64 ")\n", lo, hi);
+		err = mm_lock(&c, &as, lo, hi);
+		CHECK(err == MM_OK, "lock: %s", mm_strerror(err));
+		if (err)
+			break;
+		for (unsigned k = 1 + (unsigned)rndn(3); k; k--) {
+			one_op(&c, lo, hi);
+			/* harts walk while the transaction is open */
+			rnd_access(lo, hi);
+		}
+		mm_release(&c);
+		ncommit++;
+		check_all("after commit");
+		if (lazy && rndn(4) == 0)
+			release_parked();
+		host_rcu_poll();
+	}
+	/* tear down; every hart takes its pending flushes; all goes back */
+	mm_as_destroy(&as);
+	host_rcu_barrier();
+	for (unsigned h = 0; h < NHARTS; h++)
+		apply_pending(&harts[h]);
+	release_parked();
+	CHECK(nparked == 0, "%u frames still parked", nparked);
+	host_pool_drain();
+	CHECK(host_frames_used() == 0, "%zu frames not returned", host_frames_used());
+	host_fini();
+	printf("tlb %s %s%s: %lu commits, %lu flush requests, %lu TLB fills, %lu hits, "
+	       "%lu frames released: %s\n", A->name, P->name, lazy ? " lazy" : "", ncommit,
+	       nflush, nfill, nhit, nrelease, fails ? "FAILED" : "coherent");
+	return fails ? 1 : 0;
+}
