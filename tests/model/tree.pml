@@ -50,8 +50,20 @@ byte ndone;             /* threads that finished every transaction */
 #define SPAN(l)       (2 << (l))
 #define IDX(p, va)    (((va) - pg[p].base) >> pg[p].lvl)
 #define CBASE(p, i)   (pg[p].base + ((i) << pg[p].lvl))
-/* The whole range [s, e) lies under one entry of p (so p is not the cover). */
+/*
+ * The walk goes below p: the whole range [s, e) lies under one entry of p.
+ * Like the C core (mm_whole_entry), it also stops when the range is exactly
+ * that entry's span (the entry may hold a huge page or a status, so the
+ * cover is p). LOWEST_COVER instead always descends to the lowest page that
+ * spans the range (the textbook definition; BUG_FREE_COVER needs it).
+ */
+#ifdef LOWEST_COVER
 #define ONE_ENTRY(p)  (pg[p].lvl > 0 && IDX(p, s) == IDX(p, e - 1))
+#else
+#define ONE_ENTRY(p)  (pg[p].lvl > 0 && IDX(p, s) == IDX(p, e - 1) && \
+                       !(s == CBASE(p, IDX(p, s)) && \
+                         e == CBASE(p, IDX(p, s)) + (1 << pg[p].lvl)))
+#endif
 /* Entry i of p overlaps [s, e). */
 #define EOVL(p, i)    (CBASE(p, i) < e && s < CBASE(p, i) + (1 << pg[p].lvl))
 /* PT page c lies entirely inside [s, e). */
@@ -145,7 +157,7 @@ inline pick() {
     :: s = 1; e = 3
     fi;
 #elif WORKLOAD == 3
-    /* ranges that span their whole cover page */
+    /* [0,2) is exactly one entry of the level-1 page [0,4) */
     if
     :: s = 0; e = 2
     :: s = 1; e = 3
