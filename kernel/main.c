@@ -34,14 +34,8 @@ static int choose_paging(int requested)
 	return requested ? requested : best;
 }
 
-static void run_and_exit(char *command)
-{
-	int st = cmd_run_line(command);
-	if (st == CMD_STATUS_POWEROFF)
-		st = 0;
-	printk("patina: exit %d\n", st);
-	machine_poweroff(0);
-}
+/* kernel/mk/mkinit.c: start init (the user shell runs the command). */
+void mk_start(const char *command) __attribute__((noreturn));
 
 void kmain(uint64_t hartid, uint64_t dtb_pa)
 {
@@ -118,9 +112,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	       paging_name(boot_config.paging_levels), (unsigned long)(ram >> 20),
 	       mm_name(boot_config.mm));
 
-	if (boot_config.command)
-		run_and_exit((char *)boot_config.command);
-	shell_run();
-	printk("patina: exit 0\n");
-	machine_poweroff(0);
+	/* init runs the command line in its shell (or the interactive
+	 * shell); its exit prints "patina: exit <status>" and powers off. */
+	mk_start(boot_config.command);
 }

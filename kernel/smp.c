@@ -8,6 +8,8 @@
 #include "kstring.h"
 #include "panic.h"
 
+void sched_idle_loop(void) __attribute__((noreturn));
+
 struct cpu cpus[MAX_HARTS];
 uint32_t ncpus = 1;
 
@@ -76,7 +78,7 @@ void secondary_main(uint64_t hartid, void *opaque)
 		printk("patina: hart %u: timer did not start\n", c->hartid);
 	csr_set(sie, SIE_SSIE);
 	__atomic_store_n(&c->online, 1, __ATOMIC_RELEASE);
-	idle_loop();
+	sched_idle_loop();   /* kernel/mk/sched.c */
 }
 
 void idle_loop(void)

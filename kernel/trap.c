@@ -7,6 +7,10 @@
 #include "smp.h"
 #include "kernel.h"
 
+/* kernel/mk/uaccess.c: a fault inside a user copy is resolved or turned
+ * into -E_FAULT for the copy instead of a panic. */
+int uaccess_fixup(struct trap_frame *tf);
+
 void trap_dispatch(struct trap_frame *tf)
 {
 	if (tf->scause & SCAUSE_INTR) {
@@ -18,6 +22,8 @@ void trap_dispatch(struct trap_frame *tf)
 			ipi_interrupt();
 			return;
 		}
+	} else if (uaccess_fixup(tf)) {
+		return;
 	}
 	panic_trap(tf);
 }

@@ -149,7 +149,7 @@ void ipc_cancel(struct thread *th)
 /* Needs mk_lock. Move the message (and cap) of sender s into receiver r's
  * registers. The cap is re-checked now: the sender's slot may have changed
  * while it waited; a bad one is silently not sent. */
-static void deliver(struct thread *s, struct thread *r, int grant)
+static void deliver(struct thread *s, struct thread *r)
 {
 	struct trap_frame *tf = &r->uf->tf;
 	for (int i = 0; i < IPC_WORDS; i++)
@@ -157,7 +157,7 @@ static void deliver(struct thread *s, struct thread *r, int grant)
 	tf->regs[15] = s->badge;
 	tf->regs[16] = 0;
 	tf->regs[10] = 0;
-	if (grant && s->xfer_slot != SLOT_NONE && r->recv_slot != SLOT_NONE) {
+	if (s->xfer_slot != SLOT_NONE && r->recv_slot != SLOT_NONE) {
 		int err;
 		struct cap *src = cap_lookup(s->task, s->xfer_slot, 0, 0, &err);
 		struct cap *dst = src ? cap_slot_free(r->task, r->recv_slot, &err) : NULL;
@@ -189,11 +189,11 @@ static void block_and_run(struct thread *me, struct thread *partner)
 	sched_block();
 }
 
-static long do_send(struct thread *me, struct endpoint *e, int grant, int call)
+static long do_send(struct thread *me, struct endpoint *e, int call)
 {
 	struct thread *r = q_pop(&e->receivers, &e->receivers_tail);
 	if (r) {
-		deliver(me, r, 1);
+		deliver(me, r);
 		if (call) {
 			r->caller = me;
 			me->block = B_REPLY;
@@ -216,11 +216,11 @@ static long do_send(struct thread *me, struct endpoint *e, int grant, int call)
 	return RET_KEEP;
 }
 
-static long do_recv(struct thread *me, struct endpoint *e, int grant)
+static long do_recv(struct thread *me, struct endpoint *e)
 {
 	struct thread *s = q_pop(&e->senders, &e->senders_tail);
 	if (s) {
-		deliver(s, me, 1);
+		deliver(s, me);
 		if (s->is_call) {
 			me->caller = s;
 			s->block = B_REPLY;
@@ -300,7 +300,6 @@ long sys_ipc(struct uframe *uf, long nr)
 		return err;
 	}
 	struct endpoint *e = ec->o.ep;
-	int grant = (ec->rights & R_GRANT) != 0;
 	long r;
 	switch (nr) {
 	case SYS_CALL:
@@ -309,11 +308,11 @@ long sys_ipc(struct uframe *uf, long nr)
 			me->msg[i] = w[i];
 		me->badge = ec->badge;
 		me->xfer_slot = extra;
-		r = do_send(me, e, grant, nr == SYS_CALL);
+		r = do_send(me, e, nr == SYS_CALL);
 		break;
 	case SYS_RECV:
 		me->recv_slot = extra;
-		r = do_recv(me, e, grant);
+		r = do_recv(me, e);
 		break;
 	default: { /* SYS_REPLY_RECV */
 		struct thread *c = do_reply(me, w);
@@ -331,7 +330,7 @@ long sys_ipc(struct uframe *uf, long nr)
 		}
 		if (c)
 			wake(c);
-		r = do_recv(me, e, grant);
+		r = do_recv(me, e);
 		break;
 	}
 	}

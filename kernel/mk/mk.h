@@ -184,6 +184,7 @@ void uvm_frame_get(uint64_t pa);
 void uvm_frame_put(uint64_t pa);
 int uvm_frame_valid(uint64_t pa);
 long uvm_frames_in_use(void);
+unsigned long uvm_pooled_frames(void);            /* zeroed PT frames parked in per-hart pools */
 extern uint64_t user_top;                           /* first address above user space */
 
 /* --- uaccess.c --- */

@@ -8,6 +8,7 @@
 #include "panic.h"
 #include "printk.h"
 #include "riscv.h"
+#include "smp.h"
 
 struct task tasks[MAX_TASKS];
 spinlock_t mk_lock = SPINLOCK_INIT;

@@ -194,6 +194,15 @@ void uvm_frame_put(uint64_t pa)
 
 long uvm_frames_in_use(void) { return uframes_in_use; }
 
+unsigned long uvm_pooled_frames(void)
+{
+	unsigned long n = 0;
+	for (uint32_t i = 0; i < ncpus; i++)
+		n += __atomic_load_n(&pools[i].n, __ATOMIC_RELAXED) +
+		     __atomic_load_n(&cpus[i].mm_pool.n, __ATOMIC_RELAXED);
+	return n;
+}
+
 /* --- address spaces --- */
 
 

@@ -1,0 +1,74 @@
+/* Capability types, rights and the region-transaction layout. */
+#ifndef PATINA_CAP_H
+#define PATINA_CAP_H
+
+#include <stdint.h>
+
+enum cap_type {
+	CAP_NULL = 0,
+	CAP_TASK,       /* a task and its address space: spawn threads, kill, wait */
+	CAP_THREAD,
+	CAP_ENDPOINT,
+	CAP_REPLY,
+	CAP_FRAME,      /* one 4 KiB physical frame */
+	CAP_REGION,     /* address space + [lo, hi) + rights */
+	CAP_KERNEL,     /* boot authority (init only): spawn from modules, debug */
+	CAP_NTYPES
+};
+
+/* Rights. Endpoint: SEND/RECV/GRANT. Frame: READ/WRITE (what a mapping may
+ * get). Region: QUERY/MAP/MARK/UNMAP. Task/thread: CONTROL. */
+#define R_READ    0x01u
+#define R_WRITE   0x02u
+#define R_SEND    0x04u
+#define R_RECV    0x08u
+#define R_GRANT   0x10u   /* may transfer a cap through this endpoint */
+#define R_QUERY   0x20u
+#define R_MAP     0x40u
+#define R_MARK    0x80u
+#define R_UNMAP   0x100u
+#define R_CONTROL 0x200u
+#define R_ALL     0x3ffu
+
+struct cap_info {
+	uint32_t type;
+	uint32_t rights;
+	uint64_t badge;
+	uint64_t lo, hi;      /* region: range */
+};
+
+/* CSpace size per task and the slots a new task starts with. */
+#define CSPACE_SLOTS   64
+#define SLOT_SELF_TASK 0
+#define SLOT_SELF_AS   1      /* region cap over the task's whole user range */
+#define SLOT_KERNEL    2      /* init only */
+#define SLOT_SELF_THREAD 3
+#define SLOT_GIVEN     4      /* the cap a parent hands over at spawn */
+#define SLOT_FIRST_FREE 5
+
+/* Region transaction: one syscall carries a list of these. */
+enum region_opcode {
+	ROP_QUERY = 1,   /* va: result kind in out.kind, prot, ... */
+	ROP_MAP,         /* va, arg = frame slot, prot (PROT_*): map the frame */
+	ROP_MARK,        /* va, len, prot: mark reserved (anonymous memory, filled on fault) */
+	ROP_UNMAP,       /* va, len */
+	ROP_MARK_INVALID,/* va, len: back to nothing */
+};
+#define PROT_R 1u
+#define PROT_W 2u
+#define PROT_X 4u
+
+/* Status kinds a query reports (same numbers as the mm core's). */
+enum region_kind { RK_INVALID, RK_RESERVED, RK_MAPPED, RK_SWAPPED, RK_PAGER, RK_COW };
+
+struct region_op {
+	uint32_t op;        /* ROP_* */
+	uint32_t prot;      /* PROT_* */
+	uint64_t va, len;
+	int64_t arg;        /* ROP_MAP: frame slot */
+	int64_t result;     /* out: 0 or -E_* */
+	uint64_t out_kind, out_prot, out_pa; /* ROP_QUERY */
+};
+#define REGION_MAX_OPS 16
+
+#endif

@@ -1,0 +1,70 @@
+/* System call ABI.
+ *
+ * ecall with the number in a7 and up to six arguments in a0..a5. The
+ * kernel returns a0 = 0 or a negative E_* code (or a non-negative value where
+ * a call says so); IPC calls also return message words in a1..a4, the
+ * sender's badge in a5 and cap-transfer info in a6. Every other register is
+ * preserved. All slot arguments are indexes into the calling task's CSpace.
+ *
+ * Every call validates all its arguments and caps before it changes any
+ * state (decode, then perform): a failing call changes nothing. */
+#ifndef PATINA_SYSCALL_H
+#define PATINA_SYSCALL_H
+
+enum patina_sys {
+	SYS_PUTS = 1,          /* (buf, len) -> len written */
+	SYS_GETC,              /* () -> char, or -E_AGAIN when none is waiting */
+	SYS_EXIT,              /* (status): the whole task ends; does not return */
+	SYS_THREAD_EXIT,       /* (): only this thread ends */
+	SYS_YIELD,             /* () */
+	SYS_CAP_COPY,          /* (src, dst) */
+	SYS_CAP_MINT,          /* (src, dst, rights, badge, lo, hi): fewer rights; region: sub-range */
+	SYS_CAP_DELETE,        /* (slot) */
+	SYS_CAP_REVOKE,        /* (slot): delete every cap derived from it (anywhere) */
+	SYS_CAP_INFO,          /* (slot, struct cap_info *) */
+	SYS_EP_CREATE,         /* (dst) */
+	SYS_FRAME_ALLOC,       /* (dst): one zeroed 4 KiB frame, charged to the quota */
+	SYS_THREAD_CREATE,     /* (task, pc, sp, arg, dst, prio<<16 | (hart+1)) hart 0 = any */
+	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, frame_quota, give): new task from a boot
+	                        * module; a copy of cap `give` (or SLOT_NONE) lands in its slot 4 */
+	SYS_TASK_WAIT,         /* (task) -> exit status once the task is dead */
+	SYS_TASK_KILL,         /* (task) */
+	SYS_TASK_REGION,       /* (task, dst): region cap for the task's whole user range */
+	SYS_CALL,              /* (ep, w0..w3, xfer): send, wait for the reply */
+	SYS_SEND,              /* (ep, w0..w3, xfer): send (blocks until received) */
+	SYS_RECV,              /* (ep, recv_slot): -> words, badge in a5 */
+	SYS_REPLY,             /* (w0..w3 in a1..a4): answer the last call received */
+	SYS_REPLY_RECV,        /* (ep, w0..w3, recv_slot): reply then wait again */
+	SYS_REGION_TXN,        /* (region, lo, hi, struct region_op *, n) -> ops done */
+	SYS_DEBUG,             /* (kernel, op, a, b, c): DBG_* below */
+	SYS_THREAD_SELF_HART,  /* () -> logical index of the hart running the caller */
+	SYS_COUNT
+};
+
+/* SYS_DEBUG operations (need the kernel cap init holds). */
+enum patina_dbg {
+	DBG_KTEST = 1,         /* (prefix, counts[2]) run in-kernel tests: passed, failed */
+	DBG_KCMD,              /* (line, len) run an in-kernel command -> its status */
+	DBG_COUNTERS,          /* (struct kcounters *) */
+	DBG_NCPUS,             /* () -> harts online */
+	DBG_CMDLINE,           /* (buf, size) -> the boot command line for init's shell */
+	DBG_UFAULTS,           /* () -> user-copy faults the kernel recovered from */
+	DBG_MMINFO,            /* () -> paging levels | mm mode (0 adv, 1 rw, 2 vma) << 8 */
+};
+
+/* Kernel resource counters, to check that nothing leaks. */
+struct kcounters {
+	unsigned long free_frames;
+	unsigned long tasks, threads, endpoints, frame_objs, caps;
+	unsigned long kernel_faults;   /* unexpected kernel-mode traps survived: always 0 */
+	unsigned long rcu_busy;        /* harts with frees still deferred by RCU */
+};
+
+/* IPC: number of message words in registers, and "no cap" for xfer slots. */
+#define IPC_WORDS   4
+#define SLOT_NONE   (-1L)
+
+/* a6 after a receive: bit 0 set when a cap arrived in recv_slot. */
+#define IPC_GOT_CAP 1
+
+#endif

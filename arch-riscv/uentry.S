@@ -1,0 +1,173 @@
+/* User-mode trap entry/exit, kernel thread context switch and the faulting
+ * user-copy primitive (owner: microkernel).
+ *
+ * While a hart runs user code, stvec = user_vector and sscratch = the
+ * running thread's user frame (struct uframe, kernel/mk/thread.h): a
+ * struct trap_frame followed by the kernel tp to restore. The frame sits at
+ * the top of the thread's kernel stack, so after saving the user registers
+ * the kernel stack pointer is simply the frame's address. In the kernel,
+ * stvec = trap_vector (kernel/trap.c) and sscratch is not used. */
+#define UF_KTP 288
+
+	.section .text
+	.globl user_vector
+	.balign 4
+user_vector:
+	csrrw	a0, sscratch, a0
+	sd	x1, 8(a0)
+	sd	x2, 16(a0)
+	sd	x3, 24(a0)
+	sd	x4, 32(a0)
+	sd	x5, 40(a0)
+	sd	x6, 48(a0)
+	sd	x7, 56(a0)
+	sd	x8, 64(a0)
+	sd	x9, 72(a0)
+	sd	x11, 88(a0)
+	sd	x12, 96(a0)
+	sd	x13, 104(a0)
+	sd	x14, 112(a0)
+	sd	x15, 120(a0)
+	sd	x16, 128(a0)
+	sd	x17, 136(a0)
+	sd	x18, 144(a0)
+	sd	x19, 152(a0)
+	sd	x20, 160(a0)
+	sd	x21, 168(a0)
+	sd	x22, 176(a0)
+	sd	x23, 184(a0)
+	sd	x24, 192(a0)
+	sd	x25, 200(a0)
+	sd	x26, 208(a0)
+	sd	x27, 216(a0)
+	sd	x28, 224(a0)
+	sd	x29, 232(a0)
+	sd	x30, 240(a0)
+	sd	x31, 248(a0)
+	csrr	t0, sscratch
+	sd	t0, 80(a0)
+	csrr	t0, sepc
+	sd	t0, 256(a0)
+	csrr	t0, sstatus
+	sd	t0, 264(a0)
+	csrr	t0, scause
+	sd	t0, 272(a0)
+	csrr	t0, stval
+	sd	t0, 280(a0)
+	ld	tp, UF_KTP(a0)
+	mv	sp, a0
+	li	s0, 0
+	lla	t0, trap_vector
+	csrw	stvec, t0
+	csrw	sscratch, zero
+	call	user_trap
+1:	j	1b
+
+/* void user_return(struct uframe *uf): interrupts off, uf->tf.sstatus
+ * already says SPP=0 (user), SPIE=1, SUM=0. Does not return. */
+	.globl user_return
+user_return:
+	sd	tp, UF_KTP(a0)
+	lla	t0, user_vector
+	csrw	stvec, t0
+	csrw	sscratch, a0
+	ld	t0, 256(a0)
+	csrw	sepc, t0
+	ld	t0, 264(a0)
+	csrw	sstatus, t0
+	ld	x1, 8(a0)
+	ld	x2, 16(a0)
+	ld	x3, 24(a0)
+	ld	x4, 32(a0)
+	ld	x5, 40(a0)
+	ld	x6, 48(a0)
+	ld	x7, 56(a0)
+	ld	x8, 64(a0)
+	ld	x9, 72(a0)
+	ld	x11, 88(a0)
+	ld	x12, 96(a0)
+	ld	x13, 104(a0)
+	ld	x14, 112(a0)
+	ld	x15, 120(a0)
+	ld	x16, 128(a0)
+	ld	x17, 136(a0)
+	ld	x18, 144(a0)
+	ld	x19, 152(a0)
+	ld	x20, 160(a0)
+	ld	x21, 168(a0)
+	ld	x22, 176(a0)
+	ld	x23, 184(a0)
+	ld	x24, 192(a0)
+	ld	x25, 200(a0)
+	ld	x26, 208(a0)
+	ld	x27, 216(a0)
+	ld	x28, 224(a0)
+	ld	x29, 232(a0)
+	ld	x30, 240(a0)
+	ld	x31, 248(a0)
+	ld	x10, 80(a0)
+	sret
+
+/* struct kctx *switch_context(struct kctx *from, struct kctx *to):
+ * save the callee-saved state into from, load to's. Returns `from` on the
+ * new stack (a0 is untouched), which is how the next thread learns whom it
+ * replaced. */
+	.globl switch_context
+switch_context:
+	sd	ra, 0(a0)
+	sd	sp, 8(a0)
+	sd	s0, 16(a0)
+	sd	s1, 24(a0)
+	sd	s2, 32(a0)
+	sd	s3, 40(a0)
+	sd	s4, 48(a0)
+	sd	s5, 56(a0)
+	sd	s6, 64(a0)
+	sd	s7, 72(a0)
+	sd	s8, 80(a0)
+	sd	s9, 88(a0)
+	sd	s10, 96(a0)
+	sd	s11, 104(a0)
+	ld	ra, 0(a1)
+	ld	sp, 8(a1)
+	ld	s0, 16(a1)
+	ld	s1, 24(a1)
+	ld	s2, 32(a1)
+	ld	s3, 40(a1)
+	ld	s4, 48(a1)
+	ld	s5, 56(a1)
+	ld	s6, 64(a1)
+	ld	s7, 72(a1)
+	ld	s8, 80(a1)
+	ld	s9, 88(a1)
+	ld	s10, 96(a1)
+	ld	s11, 104(a1)
+	ret
+
+/* First run of a new thread: switch_context "returned" here with a0 =
+ * the previous thread's context. */
+	.globl thread_trampoline
+thread_trampoline:
+	call	thread_first_run
+2:	j	2b
+
+/* long uaccess_copy(void *dst, const void *src, unsigned long n):
+ * byte copy with SUM already set by the caller. A page fault inside it is
+ * either resolved (anonymous memory) and retried, or redirected by
+ * uaccess_fixup (kernel/mk/uaccess.c) to uaccess_fault, which returns
+ * -E_FAULT. Returns 0 when all n bytes were copied. */
+	.globl uaccess_copy, uaccess_copy_end, uaccess_fault
+uaccess_copy:
+	beqz	a2, 2f
+1:	lbu	t0, 0(a1)
+	sb	t0, 0(a0)
+	addi	a0, a0, 1
+	addi	a1, a1, 1
+	addi	a2, a2, -1
+	bnez	a2, 1b
+2:	li	a0, 0
+	ret
+uaccess_copy_end:
+uaccess_fault:
+	li	a0, -7
+	ret

@@ -1,0 +1,152 @@
+/* init: the first task. It holds the boot caps (slot 2 is the kernel cap)
+ * and runs the shell: with a boot command line it runs that one line and
+ * exits with its status (the kernel then prints "patina: exit <status>"
+ * and powers off); without one it reads lines from the console.
+ *
+ * The same ELF also serves as the program of child tasks used by tests,
+ * sysfuzz and the IPC benchmark: the spawn argument says which role. */
+#include "ulib.h"
+#include "uprog.h"
+
+#define LINE_MAX 256
+#define MAX_ARGS 16
+
+static int cmd_help(int argc, char **argv);
+static int cmd_echo(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		printf("%s%s", argv[i], i + 1 < argc ? " " : "");
+	printf("\n");
+	return 0;
+}
+static int cmd_exit(int argc, char **argv)
+{
+	unsigned long st = 0;
+	if (argc > 1 && parse_ulong(argv[1], &st))
+		return 2;
+	sys_exit((int)st);
+	return 0;
+}
+static int cmd_counters(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	struct kcounters kc;
+	long r = dbg(DBG_COUNTERS, (uint64_t)&kc, 0);
+	if (r)
+		return 1;
+	printf("free_frames %lu tasks %lu threads %lu endpoints %lu user_frames %lu caps %lu\n",
+	       kc.free_frames, kc.tasks, kc.threads, kc.endpoints, kc.frame_objs, kc.caps);
+	return 0;
+}
+
+static const struct ucmd {
+	const char *name, *help;
+	int (*fn)(int, char **);
+} ucmds[] = {
+	{ "help", "list commands", cmd_help },
+	{ "echo", "print the arguments", cmd_echo },
+	{ "selftest", "kernel and user-level tests [prefix]", cmd_selftest },
+	{ "sysfuzz", "random syscalls: sysfuzz [iterations] [seed]", cmd_sysfuzz },
+	{ "bench", "bench ipc (others go to the kernel's bench)", cmd_bench },
+	{ "counters", "kernel object and frame counters", cmd_counters },
+	{ "exit", "exit [status]: end init, power off", cmd_exit },
+	{ "poweroff", "power off", cmd_exit },
+};
+#define NCMDS (int)(sizeof ucmds / sizeof ucmds[0])
+
+static int cmd_help(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	for (int i = 0; i < NCMDS; i++)
+		printf("  %s  %s\n", ucmds[i].name, ucmds[i].help);
+	printf("  (other names run as in-kernel commands)\n");
+	char l[] = "help";
+	dbg(DBG_KCMD, (uint64_t)l, 4);
+	return 0;
+}
+
+/* Split line and run it: user built-ins first, then the kernel's command
+ * table (which prints "shell: unknown command" and returns 127 itself). */
+static int run_line(char *line)
+{
+	char copy[LINE_MAX];
+	size_t len = strlen(line);
+	if (len >= LINE_MAX)
+		return 2;
+	memcpy(copy, line, len + 1);
+	char *argv[MAX_ARGS + 1];
+	int argc = 0;
+	char *p = line;
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = 0;
+		if (!*p)
+			break;
+		if (argc == MAX_ARGS) {
+			printf("shell: too many arguments (max %d)\n", MAX_ARGS);
+			return 2;
+		}
+		argv[argc++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+	argv[argc] = 0;
+	if (!argc)
+		return 0;
+	for (int i = 0; i < NCMDS; i++)
+		if (!strcmp(ucmds[i].name, argv[0])) {
+			if (!strcmp(argv[0], "bench") && argc > 1 && strcmp(argv[1], "ipc"))
+				break;      /* other benchmarks live in the kernel */
+			return ucmds[i].fn(argc, argv);
+		}
+	if (!strcmp(argv[0], "poweroff") || !strcmp(argv[0], "exit"))
+		return 0;
+	long st = dbg(DBG_KCMD, (uint64_t)copy, len);
+	return st == -1000 ? 0 : (int)st;   /* CMD_STATUS_POWEROFF */
+}
+
+static void read_line(char *buf, int size)
+{
+	int n = 0;
+	for (;;) {
+		long c = sc0(SYS_GETC);
+		if (c < 0) {
+			sys_yield();
+			continue;
+		}
+		if (c == '\r' || c == '\n') {
+			sys_puts("\n", 1);
+			buf[n] = 0;
+			return;
+		}
+		if (c == 0x7f || c == 8) {
+			if (n > 0) {
+				n--;
+				sys_puts("\b \b", 3);
+			}
+			continue;
+		}
+		if (c < 0x20 || c > 0x7e || n >= size - 1)
+			continue;
+		buf[n++] = (char)c;
+		char ch = (char)c;
+		sys_puts(&ch, 1);
+	}
+}
+
+int umain(long role)
+{
+	if (role != ROLE_INIT)
+		return child_main(role);
+	char line[LINE_MAX];
+	long n = dbg(DBG_CMDLINE, (uint64_t)line, sizeof line);
+	if (n > 0)
+		return run_line(line);
+	for (;;) {
+		printf("patina> ");
+		read_line(line, sizeof line);
+		if (!strcmp(line, "poweroff") || !strcmp(line, "exit"))
+			return 0;
+		run_line(line);
+	}
+}

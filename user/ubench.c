@@ -1,0 +1,76 @@
+/* bench ipc: call/reply round trips between two threads of this task,
+ * pinned to the same hart and to two different harts. Prints bench JSON
+ * lines (ARCHITECTURE.md section 4). instret_per_op counts every
+ * instruction the client's hart retired per round trip (kernel included),
+ * exact only under --icount; ns_per_op comes from rdtime (10 MHz). */
+#include "ulib.h"
+#include "uprog.h"
+
+struct bsrv { long ep; };
+static void bench_server(void *a)
+{
+	struct bsrv *b = a;
+	uint64_t w[4] = { 0 };
+	struct sysret r = ipc(SYS_RECV, b->ep, w, SLOT_NONE);
+	while (r.a0 == 0) {
+		w[0] = (uint64_t)r.a1;
+		if ((uint64_t)r.a1 == ~0ULL) {
+			ipc(SYS_REPLY, 0, w, SLOT_NONE);
+			return;
+		}
+		r = ipc(SYS_REPLY_RECV, b->ep, w, SLOT_NONE);
+	}
+}
+
+struct bcli { long ep, ops; volatile uint64_t t, ins, done; };
+static void bench_client(void *a)
+{
+	struct bcli *c = a;
+	uint64_t w[4] = { 0 };
+	for (int i = 0; i < 100; i++)
+		ipc(SYS_CALL, c->ep, w, SLOT_NONE);      /* warm up */
+	uint64_t t0 = rdtime(), i0 = rdinstret();
+	for (long i = 0; i < c->ops; i++)
+		ipc(SYS_CALL, c->ep, w, SLOT_NONE);
+	c->ins = rdinstret() - i0;
+	c->t = rdtime() - t0;
+	w[0] = ~0ULL;
+	ipc(SYS_CALL, c->ep, w, SLOT_NONE);
+	c->done = 1;
+}
+
+static void one(const char *name, int shart, int chart, long ops)
+{
+	long ep = slot_alloc();
+	if (ep_create(ep)) {
+		printf("bench: no endpoint\n");
+		return;
+	}
+	struct bsrv s = { ep };
+	struct bcli c = { .ep = ep, .ops = ops };
+	long st = uthread_start(bench_server, &s, shart, 2);
+	long ct = uthread_start(bench_client, &c, chart, 2);
+	while (!c.done)
+		sys_yield();
+	long info = dbg(DBG_MMINFO, 0, 0);
+	static const char *mm[] = { "adv", "rw", "vma" };
+	uint64_t ns = c.t * 100;            /* 10 MHz timebase */
+	uint64_t nsop = ns / (uint64_t)ops;
+	uint64_t opss = ns ? (uint64_t)ops * 1000000000ULL / ns : 0;
+	printf("{\"bench\":\"%s\",\"contention\":\"none\",\"threads\":2,\"mm\":\"%s\",\"paging\":\"sv%d\","
+	       "\"ops\":%ld,\"ns_per_op\":%lu,\"ops_per_sec\":%lu,\"instret_per_op\":%lu}\n",
+	       name, mm[(info >> 8) & 3], (info & 0xff) == 4 ? 48 : 39, ops, nsop, opss,
+	       c.ins / (uint64_t)ops);
+	cap_delete(st), cap_delete(ct), cap_delete(ep);
+	slot_release(st), slot_release(ct), slot_release(ep);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	long n = dbg(DBG_NCPUS, 0, 0);
+	one("ipc-same-hart", 0, 0, 2000);
+	if (n > 1)
+		one("ipc-cross-hart", 1, 0, 2000);
+	return 0;
+}

@@ -1,0 +1,193 @@
+/* Freestanding helpers for user programs: strings, printf over SYS_PUTS,
+ * slot bookkeeping, anonymous memory and threads. */
+#include "ulib.h"
+
+void *memset(void *d, int c, size_t n)
+{
+	volatile unsigned char *p = d;
+	while (n--)
+		*p++ = (unsigned char)c;
+	return d;
+}
+
+void *memcpy(void *d, const void *s, size_t n)
+{
+	unsigned char *p = d;
+	const unsigned char *q = s;
+	while (n--)
+		*p++ = *q++;
+	return d;
+}
+
+size_t strlen(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+int strcmp(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+int parse_ulong(const char *s, unsigned long *out)
+{
+	unsigned long v = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+struct outbuf { char *p; size_t n, len; };
+static void put(struct outbuf *o, char c)
+{
+	if (o->len + 1 < o->n)
+		o->p[o->len] = c;
+	o->len++;
+}
+
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	struct outbuf o = { buf, size, 0 };
+	for (; *fmt; fmt++) {
+		if (*fmt != '%') {
+			put(&o, *fmt);
+			continue;
+		}
+		fmt++;
+		int width = 0, zero = 0, lng = 0;
+		if (*fmt == '0')
+			zero = 1, fmt++;
+		while (*fmt >= '0' && *fmt <= '9')
+			width = width * 10 + (*fmt++ - '0');
+		while (*fmt == 'l')
+			lng = 1, fmt++;
+		char tmp[24];
+		int n = 0;
+		unsigned long u;
+		switch (*fmt) {
+		case 'd': {
+			long v = lng ? va_arg(ap, long) : va_arg(ap, int);
+			int neg = v < 0;
+			u = neg ? -(unsigned long)v : (unsigned long)v;
+			do tmp[n++] = (char)('0' + u % 10); while (u /= 10);
+			if (neg)
+				tmp[n++] = '-';
+			break;
+		}
+		case 'u':
+		case 'x':
+			u = lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
+			if (*fmt == 'u')
+				do tmp[n++] = (char)('0' + u % 10); while (u /= 10);
+			else
+				do tmp[n++] = "0123456789abcdef"[u % 16]; while (u /= 16);
+			break;
+		case 's': {
+			const char *s = va_arg(ap, const char *);
+			int l = (int)strlen(s);
+			for (int i = l; i < width; i++)
+				put(&o, ' ');
+			while (*s)
+				put(&o, *s++);
+			continue;
+		}
+		case 'c':
+			put(&o, (char)va_arg(ap, int));
+			continue;
+		default:
+			put(&o, '%');
+			put(&o, *fmt);
+			continue;
+		}
+		for (int i = n; i < width; i++)
+			put(&o, zero ? '0' : ' ');
+		while (n)
+			put(&o, tmp[--n]);
+	}
+	if (size)
+		buf[o.len < size ? o.len : size - 1] = 0;
+	return (int)o.len;
+}
+
+int snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+void printf(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	sys_puts(buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static uint64_t slots_used = (1UL << SLOT_FIRST_FREE) - 1;
+long slot_alloc(void)
+{
+	for (long i = SLOT_FIRST_FREE; i < CSPACE_SLOTS; i++)
+		if (!(__atomic_fetch_or(&slots_used, 1UL << i, __ATOMIC_ACQ_REL) & (1UL << i)))
+			return i;
+	return -E_NOMEM;
+}
+void slot_release(long s)
+{
+	if (s >= SLOT_FIRST_FREE && s < CSPACE_SLOTS)
+		__atomic_fetch_and(&slots_used, ~(1UL << s), __ATOMIC_ACQ_REL);
+}
+
+long mem_reserve(uint64_t va, uint64_t len)
+{
+	struct region_op op = { .op = ROP_MARK, .prot = PROT_R | PROT_W, .va = va, .len = len };
+	long r = region_txn(SLOT_SELF_AS, va, va + len, &op, 1);
+	return r < 0 ? r : op.result;
+}
+
+/* Thread stacks: 64 KiB each, from a window below the main stack. */
+#define TSTACK_BASE 0x20000000UL
+#define TSTACK_SIZE 0x10000UL
+static volatile unsigned long next_tstack;
+extern char uthread_entry[];
+
+long uthread_start(void (*fn)(void *), void *arg, int hart, int prio)
+{
+	unsigned long i = __atomic_fetch_add(&next_tstack, 1, __ATOMIC_RELAXED);
+	uint64_t lo = TSTACK_BASE + i * TSTACK_SIZE;
+	if (lo + TSTACK_SIZE > 0x3f000000UL)
+		return -E_NOMEM;
+	long r = mem_reserve(lo, TSTACK_SIZE);
+	if (r)
+		return r;
+	uint64_t *top = (uint64_t *)(lo + TSTACK_SIZE - 16);
+	top[0] = (uint64_t)fn;
+	top[1] = (uint64_t)arg;
+	long slot = slot_alloc();
+	if (slot < 0)
+		return slot;
+	r = sc6(SYS_THREAD_CREATE, SLOT_SELF_TASK, (long)uthread_entry, (long)top, (long)top, slot,
+		((long)prio << 16) | (hart + 1));
+	if (r) {
+		slot_release(slot);
+		return r;
+	}
+	return slot;
+}
+
+void sys_exit_status(int st) { sys_exit(st); }

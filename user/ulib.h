@@ -1,0 +1,92 @@
+/* The user-space syscall library and a few helpers (freestanding). */
+#ifndef USER_ULIB_H
+#define USER_ULIB_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <patina/errno.h>
+#include <patina/syscall.h>
+#include <patina/cap.h>
+
+struct sysret { long a0, a1, a2, a3, a4, a5, a6; };
+
+static inline long sc6(long n, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	register long r0 __asm__("a0") = a0;
+	register long r1 __asm__("a1") = a1;
+	register long r2 __asm__("a2") = a2;
+	register long r3 __asm__("a3") = a3;
+	register long r4 __asm__("a4") = a4;
+	register long r5 __asm__("a5") = a5;
+	register long r7 __asm__("a7") = n;
+	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5)
+			 : "r"(r7) : "a6", "memory");
+	return r0;
+}
+#define sc0(n) sc6(n, 0, 0, 0, 0, 0, 0)
+#define sc1(n, a) sc6(n, (long)(a), 0, 0, 0, 0, 0)
+#define sc2(n, a, b) sc6(n, (long)(a), (long)(b), 0, 0, 0, 0)
+#define sc3(n, a, b, c) sc6(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
+/* IPC: all message registers in and out. */
+static inline struct sysret ipc(long n, long slot, const uint64_t w[4], long extra)
+{
+	register long r0 __asm__("a0") = slot;
+	register long r1 __asm__("a1") = (long)w[0];
+	register long r2 __asm__("a2") = (long)w[1];
+	register long r3 __asm__("a3") = (long)w[2];
+	register long r4 __asm__("a4") = (long)w[3];
+	register long r5 __asm__("a5") = extra;
+	register long r6 __asm__("a6") = 0;
+	register long r7 __asm__("a7") = n;
+	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6)
+			 : "r"(r7) : "memory");
+	return (struct sysret){ r0, r1, r2, r3, r4, r5, r6 };
+}
+
+static inline long sys_puts(const char *s, size_t n) { return sc2(SYS_PUTS, s, n); }
+static inline void sys_exit(int st) { sc1(SYS_EXIT, st); for (;;) ; }
+static inline long sys_yield(void) { return sc0(SYS_YIELD); }
+static inline long cap_copy(long s, long d) { return sc2(SYS_CAP_COPY, s, d); }
+static inline long cap_mint(long s, long d, unsigned r, uint64_t badge, uint64_t lo, uint64_t hi)
+{ return sc6(SYS_CAP_MINT, s, d, r, (long)badge, (long)lo, (long)hi); }
+static inline long cap_delete(long s) { return sc1(SYS_CAP_DELETE, s); }
+static inline long cap_revoke(long s) { return sc1(SYS_CAP_REVOKE, s); }
+static inline long cap_info(long s, struct cap_info *ci) { return sc2(SYS_CAP_INFO, s, ci); }
+static inline long ep_create(long d) { return sc1(SYS_EP_CREATE, d); }
+static inline long frame_alloc(long d) { return sc1(SYS_FRAME_ALLOC, d); }
+static inline long task_spawn(long module, uint64_t arg, long dst, long quota, long give)
+{ return sc6(SYS_TASK_SPAWN, SLOT_KERNEL, module, (long)arg, dst, quota, give); }
+static inline long task_wait(long s) { return sc1(SYS_TASK_WAIT, s); }
+static inline long task_kill(long s) { return sc1(SYS_TASK_KILL, s); }
+static inline long task_region(long s, long d) { return sc2(SYS_TASK_REGION, s, d); }
+static inline long region_txn(long s, uint64_t lo, uint64_t hi, struct region_op *ops, long n)
+{ return sc6(SYS_REGION_TXN, s, (long)lo, (long)hi, (long)ops, n, 0); }
+static inline long dbg(long op, uint64_t a, uint64_t b)
+{ return sc6(SYS_DEBUG, SLOT_KERNEL, op, (long)a, (long)b, 0, 0); }
+static inline long self_hart(void) { return sc0(SYS_THREAD_SELF_HART); }
+
+static inline uint64_t rdtime(void) { uint64_t t; __asm__ volatile("rdtime %0" : "=r"(t)); return t; }
+static inline uint64_t rdinstret(void) { uint64_t t; __asm__ volatile("rdinstret %0" : "=r"(t)); return t; }
+static inline uint64_t rdcycle(void) { uint64_t t; __asm__ volatile("rdcycle %0" : "=r"(t)); return t; }
+
+/* ulib.c */
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int parse_ulong(const char *s, unsigned long *out);
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+long slot_alloc(void);             /* a free CSpace slot of this task (not thread safe) */
+void slot_release(long s);
+/* Anonymous memory: reserve [va, va+len) RW in this task. */
+long mem_reserve(uint64_t va, uint64_t len);
+/* Start a thread of this task running fn(arg) on `hart` (-1 any) with a
+ * fresh reserved stack; returns its thread slot or an error. */
+long uthread_start(void (*fn)(void *), void *arg, int hart, int prio);
+void sys_exit_status(int st);
+
+#endif

@@ -1,0 +1,596 @@
+/* User-level tests, run by `selftest` after the in-kernel tests, with one
+ * summary line for both. Each test returns 0 or fills why and returns 1. */
+#include "ulib.h"
+#include "uprog.h"
+
+#define FAIL(...) do { snprintf(why, 160, __VA_ARGS__); return 1; } while (0)
+#define CHECK(c, ...) do { if (!(c)) FAIL(__VA_ARGS__); } while (0)
+#define QUOTA 512
+
+static long ncpus(void) { return dbg(DBG_NCPUS, 0, 0); }
+
+static int t_bad_syscall(char *why)
+{
+	long r = sc0(999);
+	CHECK(r == -E_NOSYS, "syscall 999 gave %ld", r);
+	r = sc0(0);
+	CHECK(r == -E_NOSYS, "syscall 0 gave %ld", r);
+	return 0;
+}
+
+static int t_bad_pointers(char *why)
+{
+	long r = sys_puts((const char *)0xffffffc000000000UL, 8);
+	CHECK(r == -E_FAULT, "kernel pointer: %ld", r);
+	r = sys_puts((const char *)0x7000000, 8);
+	CHECK(r == -E_FAULT, "unmapped pointer: %ld", r);
+	r = sys_puts((const char *)0x10000, 1UL << 40);
+	CHECK(r == -E_INVAL, "huge length: %ld", r);
+	r = cap_info(SLOT_SELF_TASK, (struct cap_info *)0x10000);   /* read-only text */
+	CHECK(r == -E_FAULT, "write to text: %ld", r);
+	r = cap_info(SLOT_SELF_TASK, (struct cap_info *)0x7ffffffff000UL);
+	CHECK(r == -E_FAULT, "write to unmapped: %ld", r);
+	CHECK(dbg(DBG_UFAULTS, 0, 0) > 0, "kernel counted no recovered faults");
+	return 0;
+}
+
+static int t_boot_caps(char *why)
+{
+	struct cap_info ci;
+	CHECK(cap_info(SLOT_SELF_TASK, &ci) == 0 && ci.type == CAP_TASK, "slot 0 not a task cap");
+	CHECK(cap_info(SLOT_SELF_AS, &ci) == 0 && ci.type == CAP_REGION, "slot 1 not a region cap");
+	CHECK(cap_info(SLOT_KERNEL, &ci) == 0 && ci.type == CAP_KERNEL, "slot 2 not the kernel cap");
+	CHECK(cap_info(SLOT_SELF_THREAD, &ci) == 0 && ci.type == CAP_THREAD, "slot 3 not a thread cap");
+	return 0;
+}
+
+static int t_bad_slots(char *why)
+{
+	struct cap_info ci;
+	long bad[] = { -1, CSPACE_SLOTS, 1000, -1000000, 62 };
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK(cap_info(bad[i], &ci) == -E_BADCAP, "slot %ld info", bad[i]);
+		CHECK(cap_delete(bad[i]) == -E_BADCAP, "slot %ld delete", bad[i]);
+	}
+	CHECK(ep_create(SLOT_SELF_TASK) == -E_EXIST, "create into a full slot");
+	CHECK(ep_create(-5) == -E_BADCAP, "create into slot -5");
+	return 0;
+}
+
+static int t_cap_copy(char *why)
+{
+	long e = slot_alloc(), c = slot_alloc();
+	CHECK(ep_create(e) == 0, "ep_create");
+	CHECK(cap_copy(e, c) == 0, "copy");
+	struct cap_info a, b;
+	cap_info(e, &a);
+	cap_info(c, &b);
+	CHECK(a.type == CAP_ENDPOINT && b.type == a.type && b.rights == a.rights, "copy differs");
+	CHECK(cap_copy(e, c) == -E_EXIST, "copy over a full slot");
+	cap_delete(c);
+	cap_delete(e);
+	CHECK(cap_info(c, &b) == -E_BADCAP && cap_info(e, &a) == -E_BADCAP, "delete left caps");
+	slot_release(e);
+	slot_release(c);
+	return 0;
+}
+
+static int t_cap_mint_rights(char *why)
+{
+	long e = slot_alloc(), m = slot_alloc(), m2 = slot_alloc();
+	CHECK(ep_create(e) == 0, "ep_create");
+	CHECK(cap_mint(e, m, R_SEND, 7, 0, 0) == 0, "mint send-only");
+	struct cap_info ci;
+	cap_info(m, &ci);
+	CHECK(ci.rights == R_SEND && ci.badge == 7, "minted rights %x badge %lu", ci.rights, ci.badge);
+	uint64_t w[4] = { 0 };
+	struct sysret r = ipc(SYS_RECV, m, w, SLOT_NONE);
+	CHECK(r.a0 == -E_PERM, "recv through a send-only cap: %ld", r.a0);
+	CHECK(cap_mint(m, m2, R_SEND | R_RECV, 0, 0, 0) == -E_PERM, "minting more rights worked");
+	CHECK(cap_mint(m, m2, R_SEND, 9, 0, 0) == -E_INVAL, "re-badging worked");
+	cap_delete(m);
+	cap_delete(e);
+	slot_release(e), slot_release(m), slot_release(m2);
+	return 0;
+}
+
+static int t_cap_revoke(char *why)
+{
+	long e = slot_alloc(), a = slot_alloc(), b = slot_alloc(), c = slot_alloc();
+	CHECK(ep_create(e) == 0, "ep_create");
+	CHECK(cap_copy(e, a) == 0 && cap_mint(a, b, R_SEND, 0, 0, 0) == 0 &&
+	      cap_copy(b, c) == 0, "derive chain");
+	CHECK(cap_revoke(a) == 0, "revoke");
+	struct cap_info ci;
+	CHECK(cap_info(b, &ci) == -E_BADCAP && cap_info(c, &ci) == -E_BADCAP, "descendants survived");
+	CHECK(cap_info(a, &ci) == 0 && cap_info(e, &ci) == 0, "revoke removed the cap itself or its parent");
+	/* Revoke from the root removes everything derived. */
+	CHECK(cap_copy(e, b) == 0, "copy again");
+	cap_revoke(e);
+	CHECK(cap_info(a, &ci) == -E_BADCAP && cap_info(b, &ci) == -E_BADCAP, "root revoke left caps");
+	cap_delete(e);
+	slot_release(e), slot_release(a), slot_release(b), slot_release(c);
+	return 0;
+}
+
+static int t_cap_delete_keeps_children(char *why)
+{
+	long e = slot_alloc(), a = slot_alloc(), b = slot_alloc();
+	ep_create(e);
+	cap_copy(e, a);
+	cap_copy(a, b);
+	cap_delete(a);
+	struct cap_info ci;
+	CHECK(cap_info(b, &ci) == 0, "deleting a middle cap killed its child");
+	cap_revoke(e);
+	CHECK(cap_info(b, &ci) == -E_BADCAP, "child not re-parented under the root");
+	cap_delete(e);
+	slot_release(e), slot_release(a), slot_release(b);
+	return 0;
+}
+
+static int t_anon_zero_fill(char *why)
+{
+	uint64_t va = 0x50000000;
+	CHECK(mem_reserve(va, 0x4000) == 0, "reserve");
+	volatile uint64_t *p = (volatile uint64_t *)va;
+	for (int i = 0; i < 0x4000 / 8; i += 512)
+		CHECK(p[i] == 0, "page not zero");
+	p[0] = 42;
+	p[1000] = 43;
+	CHECK(p[0] == 42 && p[1000] == 43, "write lost");
+	struct region_op op = { .op = ROP_UNMAP, .va = va, .len = 0x4000 };
+	CHECK(region_txn(SLOT_SELF_AS, va, va + 0x4000, &op, 1) == 1, "unmap");
+	return 0;
+}
+
+static int t_region_txn(char *why)
+{
+	uint64_t va = 0x51000000;
+	long f = slot_alloc();
+	CHECK(frame_alloc(f) == 0, "frame_alloc");
+	struct region_op ops[4] = {
+		{ .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = va, .arg = f },
+		{ .op = ROP_MARK, .prot = PROT_R, .va = va + 0x1000, .len = 0x1000 },
+		{ .op = ROP_QUERY, .va = va },
+		{ .op = ROP_QUERY, .va = va + 0x1000 },
+	};
+	long r = region_txn(SLOT_SELF_AS, va, va + 0x3000, ops, 4);
+	CHECK(r == 4, "txn did %ld of 4 (%ld %ld %ld %ld)", r, ops[0].result, ops[1].result,
+	      ops[2].result, ops[3].result);
+	CHECK(ops[2].out_kind == RK_MAPPED && ops[2].out_prot == (PROT_R | PROT_W), "query mapped: %lu", ops[2].out_kind);
+	CHECK(ops[3].out_kind == RK_RESERVED, "query reserved: %lu", ops[3].out_kind);
+	*(volatile uint64_t *)va = 77;
+	struct region_op again = { .op = ROP_MAP, .prot = PROT_R, .va = va, .arg = f };
+	r = region_txn(SLOT_SELF_AS, va, va + 0x1000, &again, 1);
+	CHECK(r == 0 && again.result == -E_EXIST, "map over mapped: %ld/%ld", r, again.result);
+	struct region_op mk = { .op = ROP_MARK, .prot = PROT_R, .va = va, .len = 0x1000 };
+	region_txn(SLOT_SELF_AS, va, va + 0x1000, &mk, 1);
+	CHECK(mk.result == -E_EXIST, "mark over mapped: %ld", mk.result);
+	struct region_op un[2] = { { .op = ROP_UNMAP, .va = va, .len = 0x3000 }, { .op = ROP_QUERY, .va = va } };
+	CHECK(region_txn(SLOT_SELF_AS, va, va + 0x3000, un, 2) == 2 && un[1].out_kind == RK_INVALID, "unmap");
+	/* The frame cap still names the frame: map it again, data kept. */
+	again.prot = PROT_R;
+	CHECK(region_txn(SLOT_SELF_AS, va, va + 0x1000, &again, 1) == 1, "remap");
+	CHECK(*(volatile uint64_t *)va == 77, "frame contents lost");
+	un[0].len = 0x1000;
+	region_txn(SLOT_SELF_AS, va, va + 0x1000, un, 1);
+	cap_delete(f);
+	slot_release(f);
+	return 0;
+}
+
+static int t_region_bad_txn(char *why)
+{
+	struct region_op op = { .op = ROP_QUERY, .va = 0x52000000 };
+	CHECK(region_txn(SLOT_SELF_AS, 0x52000000, 0x52001000, &op, 0) == -E_INVAL, "0 ops");
+	CHECK(region_txn(SLOT_SELF_AS, 0x52000000, 0x52001000, &op, 100) == -E_INVAL, "100 ops");
+	CHECK(region_txn(SLOT_SELF_AS, 0x52000000, 0x52001000, (void *)0xffffffc000001000UL, 1) == -E_FAULT, "kernel ops pointer");
+	CHECK(region_txn(SLOT_SELF_AS, 0x52000001, 0x52001000, &op, 1) == -E_INVAL, "unaligned range");
+	op.op = 77;
+	CHECK(region_txn(SLOT_SELF_AS, 0x52000000, 0x52001000, &op, 1) == -E_INVAL, "unknown op");
+	op.op = ROP_QUERY;
+	op.va = 0x52005000;
+	CHECK(region_txn(SLOT_SELF_AS, 0x52000000, 0x52001000, &op, 1) == -E_RANGE, "op outside the range");
+	CHECK(region_txn(SLOT_SELF_TASK, 0x52000000, 0x52001000, &op, 1) == -E_BADCAP, "task cap as region");
+	op.va = 0;
+	CHECK(region_txn(SLOT_SELF_AS, 0, 0x1000, &op, 1) == -E_RANGE, "page 0 is outside the cap");
+	return 0;
+}
+
+static int t_region_rights(char *why)
+{
+	long q = slot_alloc(), sub = slot_alloc(), f = slot_alloc(), ro = slot_alloc();
+	CHECK(cap_mint(SLOT_SELF_AS, q, R_QUERY, 0, 0x53000000, 0x53010000) == 0, "mint query-only");
+	struct region_op op = { .op = ROP_QUERY, .va = 0x53000000 };
+	CHECK(region_txn(q, 0x53000000, 0x53001000, &op, 1) == 1, "query through it");
+	op.op = ROP_MARK;
+	op.prot = PROT_R;
+	op.len = 0x1000;
+	CHECK(region_txn(q, 0x53000000, 0x53001000, &op, 1) == -E_PERM, "mark without the right");
+	CHECK(cap_mint(q, sub, R_QUERY, 0, 0x52000000, 0x53001000) == -E_PERM, "mint a larger range");
+	CHECK(cap_mint(q, sub, R_QUERY | R_MAP, 0, 0x53000000, 0x53001000) == -E_PERM, "mint more rights");
+	CHECK(cap_mint(q, sub, R_QUERY, 0, 0x53000000, 0x53001000) == 0, "mint a sub-range");
+	op.op = ROP_QUERY;
+	CHECK(region_txn(sub, 0x53000000, 0x53002000, &op, 1) == -E_RANGE, "lock beyond the sub-range");
+	/* A read-only frame cap cannot be mapped writable. */
+	CHECK(frame_alloc(f) == 0 && cap_mint(f, ro, R_READ, 0, 0, 0) == 0, "frame + read-only mint");
+	struct region_op m = { .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = 0x53000000, .arg = ro };
+	CHECK(region_txn(SLOT_SELF_AS, 0x53000000, 0x53001000, &m, 1) == -E_PERM, "writable map of a read-only frame");
+	cap_revoke(q), cap_delete(q), cap_delete(f), cap_delete(ro);
+	slot_release(q), slot_release(sub), slot_release(f), slot_release(ro);
+	return 0;
+}
+
+struct pp { long ep; long iters; long hart; volatile long done; volatile long harts_seen; };
+
+static void ping_client(void *a)
+{
+	struct pp *p = a;
+	uint64_t w[4] = { 0 };
+	for (long i = 0; i < p->iters; i++) {
+		w[0] = (uint64_t)i;
+		struct sysret r = ipc(SYS_CALL, p->ep, w, SLOT_NONE);
+		if (r.a0 || r.a1 != i + 1) {
+			p->done = -1;
+			return;
+		}
+		p->harts_seen |= 1L << r.a3;
+	}
+	p->done = 1;
+}
+
+static int pingpong(char *why, int server_hart, int client_hart, long iters)
+{
+	long ep = slot_alloc(), task = slot_alloc();
+	CHECK(ep_create(ep) == 0, "ep_create");
+	/* The echo server is another task pinned by nothing; this task's client
+	 * thread is pinned to client_hart. */
+	CHECK(task_spawn(0, ROLE_ECHO, task, QUOTA, ep) == 0, "spawn echo server");
+	(void)server_hart;
+	struct pp p = { .ep = ep, .iters = iters, .hart = client_hart };
+	long th = uthread_start(ping_client, &p, client_hart, 1);
+	CHECK(th >= 0, "thread start %ld", th);
+	while (!p.done)
+		sys_yield();
+	uint64_t w[4] = { ~0ULL, 0, 0, 0 };
+	ipc(SYS_CALL, ep, w, SLOT_NONE);
+	long st = task_wait(task);
+	cap_delete(th), cap_delete(task), cap_delete(ep);
+	slot_release(th), slot_release(task), slot_release(ep);
+	CHECK(p.done == 1, "ping-pong failed");
+	CHECK(st == 0, "echo server exit %ld", st);
+	return 0;
+}
+
+static int t_ipc_pingpong(char *why) { return pingpong(why, -1, 0, 2000); }
+
+/* Server and client pinned to different harts. */
+struct xs { long ep; volatile long hart; volatile long n; };
+static void pinned_server(void *a)
+{
+	struct xs *x = a;
+	x->hart = self_hart();
+	uint64_t w[4] = { 0 };
+	struct sysret r = ipc(SYS_RECV, x->ep, w, SLOT_NONE);
+	for (;;) {
+		if (r.a0)
+			return;
+		w[0] = (uint64_t)r.a1 + 1;
+		w[2] = (uint64_t)self_hart();
+		if ((uint64_t)r.a1 == ~0ULL) {
+			ipc(SYS_REPLY, 0, w, SLOT_NONE);
+			return;
+		}
+		x->n++;
+		r = ipc(SYS_REPLY_RECV, x->ep, w, SLOT_NONE);
+	}
+}
+
+static int t_ipc_cross_hart(char *why)
+{
+	if (ncpus() < 2) {
+		printf("  (one hart: cross-hart ping-pong runs on one hart)\n");
+	}
+	int sh = ncpus() >= 2 ? 1 : 0;
+	long ep = slot_alloc();
+	CHECK(ep_create(ep) == 0, "ep_create");
+	struct xs x = { .ep = ep, .hart = -1 };
+	long st = uthread_start(pinned_server, &x, sh, 1);
+	CHECK(st >= 0, "server thread %ld", st);
+	struct pp p = { .ep = ep, .iters = 1000 };
+	long ct = uthread_start(ping_client, &p, 0, 1);
+	CHECK(ct >= 0, "client thread %ld", ct);
+	while (!p.done)
+		sys_yield();
+	uint64_t w[4] = { ~0ULL, 0, 0, 0 };
+	ipc(SYS_CALL, ep, w, SLOT_NONE);
+	cap_delete(st), cap_delete(ct), cap_delete(ep);
+	slot_release(st), slot_release(ct), slot_release(ep);
+	CHECK(p.done == 1, "ping-pong failed");
+	CHECK(x.hart == sh && p.harts_seen == (1L << sh), "server ran on harts %lx, wanted %d", p.harts_seen, sh);
+	CHECK(x.n == 1000, "server saw %ld calls", x.n);
+	return 0;
+}
+
+/* A receiver thread that takes one message with a cap into `slot`. */
+struct rcv { long ep, slot; volatile long badge, flag, done; };
+static void rcv_fn(void *a)
+{
+	struct rcv *r = a;
+	uint64_t w[4] = { 0 };
+	struct sysret s = ipc(SYS_RECV, r->ep, w, r->slot);
+	r->badge = s.a5;
+	r->flag = s.a6;
+	ipc(SYS_REPLY, 0, w, SLOT_NONE);
+	r->done = 1;
+}
+
+static int t_ipc_badge_and_cap(char *why)
+{
+	long ep = slot_alloc(), m = slot_alloc(), f = slot_alloc(), got = slot_alloc(), ng = slot_alloc();
+	CHECK(ep_create(ep) == 0 && cap_mint(ep, m, R_SEND | R_GRANT, 0x1234, 0, 0) == 0, "setup");
+	CHECK(frame_alloc(f) == 0, "frame");
+	struct rcv rc = { ep, got, 0, 0, 0 };
+	long th = uthread_start(rcv_fn, &rc, -1, 1);
+	CHECK(th >= 0, "thread");
+	uint64_t w[4] = { 1, 2, 3, 4 };
+	struct sysret r = ipc(SYS_CALL, m, w, f);
+	CHECK(r.a0 == 0, "call %ld", r.a0);
+	while (!rc.done)
+		sys_yield();
+	CHECK(rc.badge == 0x1234, "badge %lx", rc.badge);
+	struct cap_info ci;
+	CHECK(rc.flag == IPC_GOT_CAP && cap_info(got, &ci) == 0 && ci.type == CAP_FRAME, "cap not transferred");
+	/* Without GRANT the transfer is refused. */
+	CHECK(cap_mint(ep, ng, R_SEND, 0, 0, 0) == 0, "mint no-grant");
+	r = ipc(SYS_CALL, ng, w, f);
+	CHECK(r.a0 == -E_PERM, "transfer without grant: %ld", r.a0);
+	cap_delete(th), cap_delete(got), cap_delete(f), cap_delete(m), cap_delete(ng), cap_delete(ep);
+	slot_release(th), slot_release(got), slot_release(f), slot_release(m), slot_release(ng), slot_release(ep);
+	return 0;
+}
+
+static int t_reply_without_caller(char *why)
+{
+	uint64_t w[4] = { 0 };
+	struct sysret r = ipc(SYS_REPLY, 0, w, SLOT_NONE);
+	CHECK(r.a0 == -E_NOENT, "reply with no caller: %ld", r.a0);
+	return 0;
+}
+
+static int t_isolation(char *why)
+{
+	/* The child cannot reach our caps or our memory. */
+	uint64_t va = 0x54000000;
+	CHECK(mem_reserve(va, 0x1000) == 0, "reserve");
+	*(volatile uint64_t *)va = 0x5ec2e7;
+	long task = slot_alloc();
+	CHECK(task_spawn(0, ROLE_PROBE | (va << 8), task, QUOTA, SLOT_NONE) == 0, "spawn");
+	long st = task_wait(task);
+	cap_delete(task);
+	slot_release(task);
+	CHECK(st == 128 + 13, "probe exit %ld (50/51: reached caps, >=52: read our memory)", st);
+	return 0;
+}
+
+static int t_share_with_cap(char *why)
+{
+	/* With a region cap for one page of ours, the child maps a frame there. */
+	uint64_t va = 0x55000000;
+	long rc = slot_alloc(), task = slot_alloc();
+	CHECK(cap_mint(SLOT_SELF_AS, rc, R_MAP | R_QUERY, 0, va, va + 0x1000) == 0, "mint");
+	CHECK(task_spawn(0, ROLE_SHARE, task, QUOTA, rc) == 0, "spawn");
+	long st = task_wait(task);
+	CHECK(st == 0, "share child exit %ld", st);
+	CHECK(*(volatile uint64_t *)va == 0xfeed, "shared page reads %lx", *(volatile uint64_t *)va);
+	struct region_op un = { .op = ROP_UNMAP, .va = va, .len = 0x1000 };
+	region_txn(SLOT_SELF_AS, va, va + 0x1000, &un, 1);
+	cap_delete(task), cap_delete(rc);
+	slot_release(task), slot_release(rc);
+	return 0;
+}
+
+/* Counters once deferred frees (RCU) have drained: two reads 50 ms apart
+ * that agree. */
+void settled_counters(struct kcounters *out)
+{
+	struct kcounters a;
+	dbg(DBG_COUNTERS, (uint64_t)&a, 0);
+	for (int i = 0; i < 40; i++) {
+		uint64_t t = rdtime() + 500000;
+		while (rdtime() < t)
+			sys_yield();
+		dbg(DBG_COUNTERS, (uint64_t)out, 0);
+		if (out->free_frames == a.free_frames && !out->rcu_busy)
+			return;
+		a = *out;
+	}
+}
+
+static int counters_equal(struct kcounters *a, char *why)
+{
+	struct kcounters b;
+	/* PT pages come back after an RCU grace period: give it a moment. */
+	for (int i = 0; i < 200; i++) {
+		dbg(DBG_COUNTERS, (uint64_t)&b, 0);
+		if (b.free_frames == a->free_frames && b.tasks == a->tasks && b.threads == a->threads &&
+		    b.endpoints == a->endpoints && b.frame_objs == a->frame_objs && b.caps == a->caps)
+			return 0;
+		uint64_t t = rdtime() + 100000;
+		while (rdtime() < t)
+			sys_yield();
+	}
+	FAIL("leak: frames %ld tasks %ld threads %ld eps %ld uframes %ld caps %ld",
+	     (long)(a->free_frames - b.free_frames), (long)(b.tasks - a->tasks),
+	     (long)(b.threads - a->threads), (long)(b.endpoints - a->endpoints),
+	     (long)(b.frame_objs - a->frame_objs), (long)(b.caps - a->caps));
+}
+
+static int t_kill_frees_everything(char *why)
+{
+	struct kcounters before;
+	long task = slot_alloc();
+	settled_counters(&before);
+	CHECK(task_spawn(0, ROLE_HOG, task, QUOTA, SLOT_NONE) == 0, "spawn");
+	struct kcounters mid;
+	for (int i = 0; i < 2000; i++) {
+		dbg(DBG_COUNTERS, (uint64_t)&mid, 0);
+		if (mid.endpoints >= before.endpoints + 4)
+			break;
+		sys_yield();
+	}
+	CHECK(mid.endpoints >= before.endpoints + 4, "hog did not get going");
+	CHECK(task_kill(task) == 0, "kill");
+	long st = task_wait(task);
+	CHECK(st == 137, "killed status %ld", st);
+	cap_delete(task);
+	slot_release(task);
+	return counters_equal(&before, why);
+}
+
+static int t_fault_kills_task_only(char *why)
+{
+	long task = slot_alloc();
+	CHECK(task_spawn(0, ROLE_FAULT, task, QUOTA, SLOT_NONE) == 0, "spawn");
+	long st = task_wait(task);
+	cap_delete(task);
+	slot_release(task);
+	CHECK(st == 128 + 15, "faulting child exit %ld", st);
+	return 0;
+}
+
+static int t_wait_rules(char *why)
+{
+	CHECK(task_wait(SLOT_SELF_TASK) == -E_INVAL, "wait on self");
+	CHECK(task_wait(SLOT_KERNEL) == -E_BADCAP, "wait on a non-task cap");
+	CHECK(task_spawn(0, 0, SLOT_SELF_TASK, QUOTA, SLOT_NONE) == -E_EXIST, "spawn into a full slot");
+	CHECK(task_spawn(99, 0, 40, QUOTA, SLOT_NONE) == -E_NOENT, "spawn of module 99");
+	return 0;
+}
+
+static int t_quota(char *why)
+{
+	/* A task with 40 frames of quota cannot fill 1 MiB: it dies of OOM. */
+	long task = slot_alloc();
+	struct kcounters before;
+	settled_counters(&before);
+	CHECK(task_spawn(0, ROLE_HOG, task, 40, SLOT_NONE) == 0, "spawn");
+	long st = task_wait(task);
+	cap_delete(task);
+	slot_release(task);
+	CHECK(st == 128 + 15 || st == 12 || st == 11, "quota child exit %ld", st);
+	CHECK(task_spawn(0, ROLE_HOG, 40, 1L << 40, SLOT_NONE) == -E_QUOTA, "huge quota granted");
+	return counters_equal(&before, why);
+}
+
+static int popc(unsigned long x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+struct mh { volatile long count; volatile long harts; };
+static void mh_fn(void *a)
+{
+	struct mh *m = a;
+	for (int i = 0; i < 2000; i++)
+		__atomic_fetch_add(&m->count, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&m->harts, 1L << self_hart(), __ATOMIC_RELAXED);
+}
+
+static int t_threads_on_many_harts(char *why)
+{
+	long n = ncpus() < 4 ? ncpus() : 4;
+	struct mh m = { 0, 0 };
+	long th[4];
+	for (long i = 0; i < n; i++) {
+		th[i] = uthread_start(mh_fn, &m, (int)i, 1);
+		CHECK(th[i] >= 0, "thread %ld: %ld", i, th[i]);
+	}
+	uint64_t end = rdtime() + 10000000 * 10;
+	while (m.count < n * 2000 && rdtime() < end)
+		sys_yield();
+	while (popc(m.harts) < n && rdtime() < end)
+		sys_yield();
+	for (long i = 0; i < n; i++)
+		cap_delete(th[i]), slot_release(th[i]);
+	CHECK(m.count == n * 2000, "count %ld", m.count);
+	CHECK(popc(m.harts) == n, "ran on harts %lx", m.harts);
+	return 0;
+}
+
+static int t_frame_alloc_quota_returns(char *why)
+{
+	struct kcounters before;
+	settled_counters(&before);
+	long s[8];
+	for (int i = 0; i < 8; i++) {
+		s[i] = slot_alloc();
+		CHECK(frame_alloc(s[i]) == 0, "frame %d", i);
+	}
+	for (int i = 0; i < 8; i++)
+		cap_delete(s[i]), slot_release(s[i]);
+	return counters_equal(&before, why);
+}
+
+static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
+	{ "u_bad_syscall", t_bad_syscall },
+	{ "u_bad_pointers", t_bad_pointers },
+	{ "u_boot_caps", t_boot_caps },
+	{ "u_bad_slots", t_bad_slots },
+	{ "u_cap_copy", t_cap_copy },
+	{ "u_cap_mint_rights", t_cap_mint_rights },
+	{ "u_cap_revoke", t_cap_revoke },
+	{ "u_cap_delete_keeps_children", t_cap_delete_keeps_children },
+	{ "u_anon_zero_fill", t_anon_zero_fill },
+	{ "u_region_txn", t_region_txn },
+	{ "u_region_bad_txn", t_region_bad_txn },
+	{ "u_region_rights", t_region_rights },
+	{ "u_frame_alloc_returns", t_frame_alloc_quota_returns },
+	{ "u_ipc_pingpong", t_ipc_pingpong },
+	{ "u_ipc_cross_hart", t_ipc_cross_hart },
+	{ "u_ipc_badge_and_cap", t_ipc_badge_and_cap },
+	{ "u_reply_without_caller", t_reply_without_caller },
+	{ "u_isolation", t_isolation },
+	{ "u_share_with_cap", t_share_with_cap },
+	{ "u_kill_frees_everything", t_kill_frees_everything },
+	{ "u_fault_kills_task_only", t_fault_kills_task_only },
+	{ "u_wait_rules", t_wait_rules },
+	{ "u_quota", t_quota },
+	{ "u_threads_on_many_harts", t_threads_on_many_harts },
+};
+
+int cmd_selftest(int argc, char **argv)
+{
+	const char *prefix = argc > 1 ? argv[1] : "";
+	char pfx[32] = { 0 };
+	size_t pl = strlen(prefix);
+	memcpy(pfx, prefix, pl < 31 ? pl : 31);
+	long counts[2] = { 0, 0 };
+	long r = dbg(DBG_KTEST, (uint64_t)pfx, (uint64_t)counts);
+	if (r)
+		printf("selftest: kernel tests could not run (%s)\n", err_name(r));
+	long p = counts[0], f = counts[1];
+	for (unsigned i = 0; i < sizeof utests / sizeof utests[0]; i++) {
+		const char *n = utests[i].name;
+		size_t k = 0;
+		while (k < pl && n[k] == prefix[k])
+			k++;
+		if (k < pl)
+			continue;
+		char why[160];
+		why[0] = 0;
+		if (utests[i].fn(why) == 0) {
+			printf("test %s: ok\n", n);
+			p++;
+		} else {
+			printf("test %s: FAIL %s\n", n, why);
+			f++;
+		}
+	}
+	printf("selftest: %ld passed, %ld failed\n", p, f);
+	return f ? 1 : 0;
+}
