@@ -113,6 +113,7 @@ struct task {
 	int is_init;
 	struct task *parent;        /* charged for our quota; NULL for init */
 	struct mm_as as;
+	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
 	volatile uint64_t hart_mask;/* harts that ran this AS (TLB shootdown) */
 	struct thread *threads;

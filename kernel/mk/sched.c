@@ -15,6 +15,7 @@
 #include "smp.h"
 #include "kernel.h"
 #include "panic.h"
+#include "usatp.h"
 
 struct rq rqs[MAX_HARTS];
 static struct thread idle_threads[MAX_HARTS];
@@ -115,7 +116,7 @@ void sched_activate(struct thread *next)
 	if (satp != rq->cur_satp) {
 		csr_write(satp, satp);
 		/* Without ASIDs every AS shares tag 0: flush on each switch. */
-		if (!next->task || !(satp & (0xffffUL << 44)))
+		if (!next->task || !arch_satp_asid(satp))
 			local_flush_tlb_all();
 		rq->cur_satp = satp;
 	}

@@ -14,6 +14,7 @@
 #include "printk.h"
 #include "rcu.h"
 #include "mm_platform.h"
+#include "usatp.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -284,6 +285,7 @@ int uvm_as_create(struct task *t)
 		return -E_NOMEM;
 	mm_as_share_kernel(&t->as, &kernel_as);
 	t->asid = asid_alloc();
+	t->as_live = 1;
 	return 0;
 }
 
@@ -292,8 +294,9 @@ int uvm_as_create(struct task *t)
  * that ran it), so the ASID can be handed out again. */
 void uvm_as_destroy(struct task *t)
 {
-	if (!t->as.root_pa)
+	if (!t->as_live)
 		return;
+	t->as_live = 0;
 	mm_as_destroy(&t->as);
 	asid_free(t->asid);
 	t->asid = 0;
@@ -301,9 +304,7 @@ void uvm_as_destroy(struct task *t)
 
 uint64_t uvm_satp(struct task *t)
 {
-	uint64_t mode = uarch->levels == 4 ? SATP_MODE_SV48 : SATP_MODE_SV39;
-	return (mode << SATP_MODE_SHIFT) | ((uint64_t)t->asid << 44) |
-	       (mm_as_root_pa(&t->as) >> PAGE_SHIFT);
+	return arch_user_satp(&t->as, uarch->levels, t->asid);
 }
 
 /* Resolve a user fault at va in t's address space under one cursor:

@@ -1,0 +1,27 @@
+/* satp for a user address space (owner: microkernel). The PPN half of a
+ * satp value is composed only here, in arch code: the kernel passes the
+ * address space and gets an opaque value to write. */
+#ifndef ARCH_RISCV_USATP_H
+#define ARCH_RISCV_USATP_H
+
+#include <stdint.h>
+#include <cortenmm/mm.h>
+#include "riscv.h"
+
+#define SATP_ASID_SHIFT 44
+
+/* satp selecting `as` (Sv39 for 3 levels, Sv48 for 4) tagged with asid. */
+static inline uint64_t arch_user_satp(const struct mm_as *as, unsigned levels, uint16_t asid)
+{
+	uint64_t mode = levels == 4 ? SATP_MODE_SV48 : SATP_MODE_SV39;
+	return (mode << SATP_MODE_SHIFT) | ((uint64_t)asid << SATP_ASID_SHIFT) |
+	       (mm_as_root_pa(as) >> 12);
+}
+
+/* The ASID field of a satp value. */
+static inline uint16_t arch_satp_asid(uint64_t satp)
+{
+	return (uint16_t)(satp >> SATP_ASID_SHIFT);
+}
+
+#endif
