@@ -44,6 +44,9 @@ size_t host_rcu_pending(void);
 unsigned long host_tlb_flushes(void);
 extern void (*host_tlb_hook)(struct mm_as *as, uint64_t start, uint64_t end);
 
+/* Seeded bug: a protocol that takes no locks (proto_nolock.c). */
+extern const struct mm_protocol host_proto_nolock;
+
 /* Defined here for all host programs (declared in cortenmm/mm.h). */
 const struct pt_arch *mm_arch_by_name(const char *name);
 

@@ -34,7 +34,7 @@ static int nthreads = 4;
 static long total_ops = 10000;
 static uint64_t seed = 1;
 static bool high = true;
-static uint64_t slot_pages = 1024;
+static uint64_t window;   /* 0: 2048 shared pages (high), 1024 per thread (low) */
 static atomic_int failed;
 static atomic_long n_map, n_mark, n_unmap, n_query, n_txn;
 
@@ -51,6 +51,7 @@ struct th {
 	uint64_t rng;
 	uint64_t lo, npages;   /* the window this thread draws ranges from */
 	long ops;
+	struct spec_page *mine;   /* private model of the range held */
 };
 
 static uint64_t rnd(struct th *t)
@@ -62,7 +63,8 @@ static uint64_t rnd(struct th *t)
 }
 static uint64_t rndn(struct th *t, uint64_t n) { return rnd(t) % n; }
 
-static bool check_range(struct mm_cursor *c, uint64_t lo, uint64_t hi, const char *when)
+static bool check_range(struct mm_cursor *c, struct spec *want, uint64_t lo, uint64_t hi,
+			const char *when)
 {
 	for (uint64_t va = lo; va < hi; va += PG) {
 		struct mm_info in;
@@ -72,11 +74,20 @@ static bool check_range(struct mm_cursor *c, uint64_t lo, uint64_t hi, const cha
 			FAILF("query %#" PRIx64 ": %s", va, mm_strerror(err));
 			return false;
 		}
-		if (spec_check_info(&sp, va, &in, when)) {
+		if (spec_check_info(want, va, &in, when)) {
 			FAILF("range [%#" PRIx64 ", %#" PRIx64 ") changed under its holder (%s)", lo, hi, when);
 			return false;
 		}
 	}
+	return true;
+}
+
+static bool same_pages(const struct spec_page *a, const struct spec_page *b, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (a[i].kind != b[i].kind || a[i].prot != b[i].prot || a[i].dev != b[i].dev ||
+		    a[i].pa != b[i].pa || a[i].arg != b[i].arg)
+			return false;
 	return true;
 }
 
@@ -92,10 +103,13 @@ static void sub(struct th *t, uint64_t lo, uint64_t hi, uint64_t *va, uint64_t *
 	*len = (b - a + 1) * PG;
 }
 
-static void one_op(struct th *t, struct mm_cursor *c, uint64_t lo, uint64_t hi, uint64_t token)
+/* Apply an operation to the core, to the transaction's private model and
+ * to the shared spec: all three must agree. */
+static void one_op(struct th *t, struct mm_cursor *c, struct spec *mine, uint64_t lo, uint64_t hi,
+		   uint64_t token)
 {
-	uint64_t va, len;
-	int got, want;
+	uint64_t va = 0, len;
+	int got, want, shared;
 	switch (rndn(t, 6)) {
 	case 0:
 	case 1: {
@@ -114,7 +128,8 @@ static void one_op(struct th *t, struct mm_cursor *c, uint64_t lo, uint64_t hi, 
 		}
 		unsigned prot = MM_PROT_R | (rndn(t, 2) ? MM_PROT_W : 0) | MM_PROT_U;
 		unsigned flags = rndn(t, 6) == 0 ? MM_MAP_COW : 0;
-		want = spec_map(&sp, va, pa, 1ull << pt_shift(A, level), prot, flags);
+		want = spec_map(mine, va, pa, 1ull << pt_shift(A, level), prot, flags);
+		shared = spec_map(&sp, va, pa, 1ull << pt_shift(A, level), prot, flags);
 		got = mm_map(c, va, pa, level, prot, flags);
 		if (got != MM_OK)
 			host_frame_free(pa, level);
@@ -129,20 +144,23 @@ static void one_op(struct th *t, struct mm_cursor *c, uint64_t lo, uint64_t hi, 
 			st = (struct mm_status){ .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W };
 		else if (rndn(t, 4) == 0)
 			st = (struct mm_status){ .kind = MM_SWAPPED, .dev = (uint8_t)t->id, .arg = token };
-		want = spec_mark(&sp, va, len, &st);
+		want = spec_mark(mine, va, len, &st);
+		shared = spec_mark(&sp, va, len, &st);
 		got = mm_mark(c, va, len, &st);
 		atomic_fetch_add_explicit(&n_mark, 1, memory_order_relaxed);
 		break;
 	}
 	default:
 		sub(t, lo, hi, &va, &len);
-		want = spec_unmap(&sp, va, len);
+		want = spec_unmap(mine, va, len);
+		shared = spec_unmap(&sp, va, len);
 		got = mm_unmap(c, va, len);
 		atomic_fetch_add_explicit(&n_unmap, 1, memory_order_relaxed);
 		break;
 	}
-	if (got != want)
-		FAILF("op on %#" PRIx64 ": core %s, spec %s", va, mm_strerror(got), mm_strerror(want));
+	if (got != want || shared != want)
+		FAILF("op on %#" PRIx64 ": core %s, private model %s, shared spec %s", va,
+		      mm_strerror(got), mm_strerror(want), mm_strerror(shared));
 }
 
 static atomic_int go;
@@ -172,14 +190,19 @@ static void *worker(void *arg)
 			break;
 		}
 		uint64_t token = (((uint64_t)t->id << 28) | (uint64_t)k) & MM_STATUS_ARG_MAX;
-		if (check_range(&c, lo, hi, "at lock")) {
+		if (check_range(&c, &sp, lo, hi, "at lock")) {
+			/* private copy of our range: only we change it */
+			struct spec mine = { .base = lo, .npages = n, .pg = t->mine };
+			memcpy(mine.pg, spec_at(&sp, lo), n * sizeof(*mine.pg));
 			unsigned nops = 1 + (unsigned)rndn(t, 3);
 			for (unsigned i = 0; i < nops; i++) {
-				one_op(t, &c, lo, hi, token);
+				one_op(t, &c, &mine, lo, hi, token);
 				if (rndn(t, 8) == 0)
 					sched_yield();   /* let others pile up on our range */
 			}
-			check_range(&c, lo, hi, "before release");
+			if (check_range(&c, &mine, lo, hi, "before release") &&
+			    !same_pages(mine.pg, spec_at(&sp, lo), n))
+				FAILF("someone else wrote the spec of [%#" PRIx64 ", %#" PRIx64 ")", lo, hi);
 		}
 		mm_release(&c);
 		atomic_fetch_add_explicit(&n_txn, 1, memory_order_relaxed);
@@ -193,7 +216,7 @@ static void *worker(void *arg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: mmstress --arch sv39|sv48|x86_64 --mm adv|rw --threads N --ops N "
-			"--seed N --overlap low|high\n");
+			"--seed N --overlap low|high [--window PAGES]\n");
 	exit(2);
 }
 
@@ -214,6 +237,8 @@ int main(int argc, char **argv)
 			total_ops = atol(v);
 		else if (!strcmp(o, "--seed"))
 			seed = strtoull(v, NULL, 0);
+		else if (!strcmp(o, "--window"))   /* pages: shared window (high) or slot (low) */
+			window = strtoull(v, NULL, 0);
 		else if (!strcmp(o, "--overlap"))
 			high = !strcmp(v, "high") ? true : !strcmp(v, "low") ? false : (usage(), false);
 		else
@@ -221,6 +246,8 @@ int main(int argc, char **argv)
 	}
 	A = mm_arch_by_name(arch);
 	P = mm_proto_by_name(mm);
+	if (!P && !strcmp(mm, "nolock"))   /* seeded bug, for the expected-failure test */
+		P = &host_proto_nolock;
 	if (!A || !P || nthreads < 1 || total_ops < 0) {
 		if (!strcmp(mm, "vma"))
 			fprintf(stderr, "mmstress: the vma baseline is not part of the host core\n");
@@ -233,8 +260,13 @@ int main(int argc, char **argv)
 	}
 	/* high: 2048 shared pages straddling the 1 GiB boundary; low: one slot
 	 * of slot_pages per thread, side by side from there */
-	uint64_t base = (1ull << 30) - 1024 * PG;
-	uint64_t npages = high ? 2048 : slot_pages * (uint64_t)nthreads;
+	if (!window)
+		window = high ? 2048 : 1024;
+	if (window < 2 || window > 65536)
+		usage();
+	uint64_t slot_pages = window;
+	uint64_t base = (1ull << 30) - (window / 2) * PG;
+	uint64_t npages = high ? window : slot_pages * (uint64_t)nthreads;
 	spec_init(&sp, base, npages);
 	struct th *ts = calloc((size_t)nthreads, sizeof(*ts));
 	struct timespec t0, t1;
@@ -245,6 +277,7 @@ int main(int argc, char **argv)
 		ts[i].lo = high ? base : base + (uint64_t)i * slot_pages * PG;
 		ts[i].npages = high ? npages : slot_pages;
 		ts[i].ops = total_ops / nthreads + (i < total_ops % nthreads);
+		ts[i].mine = calloc(ts[i].npages, sizeof(struct spec_page));
 		pthread_create(&ts[i].tid, NULL, worker, &ts[i]);
 	}
 	atomic_store(&go, 1);
@@ -256,7 +289,7 @@ int main(int argc, char **argv)
 	/* tree == spec */
 	struct mm_cursor c;
 	if (mm_lock(&c, &as, base, base + npages * PG) == MM_OK) {
-		check_range(&c, base, base + npages * PG, "final");
+		check_range(&c, &sp, base, base + npages * PG, "final");
 		mm_release(&c);
 	} else {
 		FAILF("final lock");
@@ -277,6 +310,8 @@ int main(int argc, char **argv)
 	       atomic_load(&n_mark), atomic_load(&n_unmap), atomic_load(&n_query), host_tlb_flushes(),
 	       secs, left, atomic_load(&failed) ? "FAIL" : "ok");
 	spec_free(&sp);
+	for (int i = 0; i < nthreads; i++)
+		free(ts[i].mine);
 	free(ts);
 	host_fini();
 	return atomic_load(&failed) ? 1 : 0;
