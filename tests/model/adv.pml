@@ -10,8 +10,9 @@
  *   stale (retry from the root if set), then lock every existing descendant
  *   overlapping the range in DFS pre-order, ascending. rcu_read_unlock.
  * body: map / unmap; new PT pages are born locked; removal = one store
- *   clearing the parent entry, mark the detached subtree stale.
- * release: unlock everything, then retire removed pages to RCU; a retired
+ *   clearing the parent entry, then every page of the detached subtree is
+ *   marked stale and unlocked (adv_unlinked).
+ * release: unlock the rest, then retire removed pages to RCU; a retired
  *   page is freed when every thread that was inside a read-side section at
  *   retire time has left it (freed at the earliest legal moment, the most
  *   adversarial RCU).
@@ -32,10 +33,13 @@
 #define HELD(p)     (pg[p].lk == me + 1)
 #endif
 #define BORN(c)     pg[c].lk = me + 1
-#define MARK(c)     atomic { CHK(c); assert(HELD(c)); pg[c].stale = 1; rm = rm | (1 << c) }
+/* Like adv_unlinked in C: mark stale and unlock at once (a waiter gets the
+ * lock, sees stale, retries); retired to RCU at release. */
+#define MARK(c)     atomic { CHK(c); assert(HELD(c)); pg[c].stale = 1; pg[c].lk = 0; \
+                             rm = rm | (1 << c) }
 #define REMOVE(c)   MARK(c)
 #ifdef BUG_STALE_TOP_ONLY
-#define REMOVE_SUB(c) atomic { CHK(c); assert(HELD(c)); rm = rm | (1 << c) }
+#define REMOVE_SUB(c) atomic { CHK(c); assert(HELD(c)); pg[c].lk = 0; rm = rm | (1 << c) }
 #else
 #define REMOVE_SUB(c) MARK(c)
 #endif

@@ -77,7 +77,7 @@ RUNS = [
      "safety",
      "assert:freed", "unmap removes the cover via a read-locked parent"),
     ("adv-bug-no-stale-check", "adv", ["BUG_NO_STALE_CHECK"], "safety",
-     "assert:freed", "cover not re-checked for stale after locking"),
+     "assert:owner", "cover not re-checked for stale after locking"),
     ("adv-bug-no-grace", "adv", ["BUG_NO_GRACE"], "safety",
      "assert:freed", "removed PT pages freed without an RCU grace period"),
     ("adv-bug-no-desc", "adv", ["BUG_NO_DESC"], "safety",
