@@ -83,6 +83,15 @@ static void worker_fn(void *a)
 			a3 = (long)ops;
 			a4 = n;
 		}
+		if (nr == SYS_PUTS) {
+			/* Only pointers that must fail (or print nothing): keep the
+			 * console readable. */
+			static const uint64_t badp[] = { 0, 8, 0xffffffc000000000UL, 0x7ffffffff000UL,
+							 ~0UL - 4095, 0x3ffffff000UL };
+			a0 = (long)badp[rnd(&s) % 6];
+			if (rnd(&s) % 3 == 0)
+				a1 = 0;
+		}
 		if (nr == SYS_THREAD_CREATE)
 			a0 = 5 + (long)(rnd(&s) % 3);   /* never a task cap we hold: none is left */
 		if ((nr == SYS_CALL || nr == SYS_RECV || nr == SYS_REPLY_RECV || nr == SYS_SEND) &&

@@ -492,6 +492,64 @@ static int popc(unsigned long x)
 	return n;
 }
 
+static int t_cow(char *why)
+{
+	uint64_t va1 = 0x56000000, va2 = 0x56001000;
+	long f = slot_alloc();
+	CHECK(frame_alloc(f) == 0, "frame");
+	struct region_op ops[3] = {
+		{ .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = va1, .arg = f },
+		{ .op = ROP_MAP, .prot = PROT_R | PROT_W | PROT_COW, .va = va2, .arg = f },
+		{ .op = ROP_QUERY, .va = va2 },
+	};
+	CHECK(region_txn(SLOT_SELF_AS, va1, va2 + 0x1000, ops, 3) == 3, "maps: %ld %ld", ops[0].result, ops[1].result);
+	CHECK(ops[2].out_kind == RK_COW, "query says %lu, not COW", ops[2].out_kind);
+	volatile uint64_t *a = (volatile uint64_t *)va1, *b = (volatile uint64_t *)va2;
+	*a = 1;
+	CHECK(*b == 1, "COW page does not show the frame (%lu)", *b);
+	*b = 2;     /* write fault: private copy under one cursor */
+	CHECK(*a == 1 && *b == 2, "after the COW write: a=%lu b=%lu", *a, *b);
+	struct region_op q = { .op = ROP_QUERY, .va = va2 };
+	region_txn(SLOT_SELF_AS, va2, va2 + 0x1000, &q, 1);
+	CHECK(q.out_kind == RK_MAPPED && q.out_pa != ops[2].out_pa, "no private copy (kind %lu)", q.out_kind);
+	struct region_op un = { .op = ROP_UNMAP, .va = va1, .len = 0x2000 };
+	region_txn(SLOT_SELF_AS, va1, va1 + 0x2000, &un, 1);
+	cap_delete(f);
+	slot_release(f);
+	return 0;
+}
+
+/* Two threads pinned to one hart that never enter the kernel: both make
+ * progress only if the timer preempts user code. */
+struct spin { volatile long n; volatile int *stop; };
+static void spin_fn(void *a)
+{
+	struct spin *s = a;
+	while (!*s->stop)
+		s->n++;
+}
+
+static int t_preemption(char *why)
+{
+	volatile int stop = 0;
+	struct spin s1 = { 0, &stop }, s2 = { 0, &stop };
+	int h = (int)(ncpus() - 1);
+	long a = uthread_start(spin_fn, &s1, h, 1), b = uthread_start(spin_fn, &s2, h, 1);
+	CHECK(a >= 0 && b >= 0, "threads");
+	uint64_t end = rdtime() + 3000000;     /* 0.3 s */
+	while (rdtime() < end && !(s1.n > 1000 && s2.n > 1000))
+		sys_yield();
+	long n1 = s1.n, n2 = s2.n;
+	stop = 1;
+	uint64_t t = rdtime() + 2000000;
+	while (rdtime() < t)
+		sys_yield();
+	cap_delete(a), cap_delete(b);
+	slot_release(a), slot_release(b);
+	CHECK(n1 > 1000 && n2 > 1000, "spinners on one hart: %ld and %ld", n1, n2);
+	return 0;
+}
+
 struct mh { volatile long count; volatile long harts; };
 static void mh_fn(void *a)
 {
@@ -561,6 +619,8 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "u_wait_rules", t_wait_rules },
 	{ "u_quota", t_quota },
 	{ "u_threads_on_many_harts", t_threads_on_many_harts },
+	{ "u_cow", t_cow },
+	{ "u_preemption", t_preemption },
 };
 
 int cmd_selftest(int argc, char **argv)

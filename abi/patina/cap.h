@@ -57,6 +57,7 @@ enum region_opcode {
 #define PROT_R 1u
 #define PROT_W 2u
 #define PROT_X 4u
+#define PROT_COW 8u   /* ROP_MAP: copy-on-write (writes get a private copy) */
 
 /* Status kinds a query reports (same numbers as the mm core's). */
 enum region_kind { RK_INVALID, RK_RESERVED, RK_MAPPED, RK_SWAPPED, RK_PAGER, RK_COW };

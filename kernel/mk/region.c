@@ -80,9 +80,10 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 			else if (op->op == ROP_MARK && (!(op->prot & PROT_R) || (op->prot & ~7u)))
 				err = -E_INVAL;
 		} else if (op->op == ROP_MAP) {
-			unsigned fr = ((op->prot & PROT_W) ? R_WRITE : 0) | R_READ;
+			/* COW needs only read access to the frame: writes go to a copy. */
+			unsigned fr = ((op->prot & PROT_W) && !(op->prot & PROT_COW) ? R_WRITE : 0) | R_READ;
 			struct cap *fc = cap_lookup(t, op->arg, CAP_FRAME, 0, &err);
-			if (fc && (!(op->prot & PROT_R) || (op->prot & ~7u)))
+			if (fc && (!(op->prot & PROT_R) || (op->prot & ~15u)))
 				err = -E_INVAL;
 			else if (fc && (fc->rights & fr) != fr)
 				err = -E_PERM;
@@ -122,7 +123,8 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 				op->out_pa = (info.kind == MM_MAPPED || info.kind == MM_COW) ? info.pa : 0;
 				break;
 			case ROP_MAP:
-				r = mm_to_err(mm_map(&c, op->va, frame_pa[i], 1, to_mm_prot(op->prot), 0));
+				r = mm_to_err(mm_map(&c, op->va, frame_pa[i], 1, to_mm_prot(op->prot),
+						     (op->prot & PROT_COW) ? MM_MAP_COW : 0));
 				if (!r)
 					frame_pa[i] = 0;    /* the mapping owns the reference now */
 				break;
