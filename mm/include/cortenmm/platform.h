@@ -72,9 +72,9 @@ struct mm_platform {
 	void (*frame_release)(uint64_t pa, unsigned level);
 
 	/* --- harts --- */
-	/* This hart's pool; may be NULL (no pool: allocate on demand). Only
-	 * called inside rcu_read_lock()..rcu_read_unlock() or while the core
-	 * holds a spinlock, so the hart cannot change under the core. */
+	/* This hart's pool; may be NULL (no pool: allocate on demand). The
+	 * core calls it, and uses the pool, only between preempt_disable() and
+	 * preempt_enable(), so the hart cannot change under it. */
 	struct mm_pool *(*pool)(void);
 	/* Spin-wait hint (cpu pause / sched_yield). */
 	void (*relax)(void);
@@ -88,8 +88,9 @@ struct mm_platform {
 	void (*read_unlock)(mm_lock_t *);
 	void (*write_lock)(mm_lock_t *);
 	void (*write_unlock)(mm_lock_t *);
-	/* Preemption/interrupt guard taken around the core's own locks when the
-	 * lock hooks above are NULL; may be NULL on the host. Nesting counts. */
+	/* Preemption guard, taken around the core's own locks (when the lock
+	 * hooks above are NULL) and around every use of the pool; may be NULL
+	 * on the host. Must nest (a counter). */
 	void (*preempt_disable)(void);
 	void (*preempt_enable)(void);
 
