@@ -23,7 +23,9 @@
  * --mutate drops every third flush request: the run must fail (the checks
  * bite).
  * The driver is one OS thread that interleaves the harts with a seeded
- * random schedule, so every check is exact and a failure replays. */
+ * random schedule, so every check is exact and a failure replays
+ * (TLB_DEBUG=1 in the environment prints every lock, map, unmap, flush and
+ * release). */
 #include "host_platform.h"
 #include "spec.h"
 
