@@ -1,8 +1,8 @@
 /* TLB-coherence harness (ARCHITECTURE.md section 6; the paper proves
  * nothing here).
  *
- *   tlb --arch sv39|sv48|x86_64 --mm rw|adv [--lazy] [--steps N] [--seed N]
- *       [--mutate]
+ *   tlb --arch sv39|sv48|x86_64 --mm rw|adv [--lazy | --threads T]
+ *       [--steps N] [--seed N] [--mutate]
  *
  * NHARTS simulated harts share one address space. Each has a small TLB
  * that is filled only by walking the real page tables (the way hardware
@@ -22,14 +22,21 @@
  * the release. "Usable" then means: not covered by the hart's queue.
  * --mutate drops every third flush request: the run must fail (the checks
  * bite).
- * The driver is one OS thread that interleaves the harts with a seeded
- * random schedule, so every check is exact and a failure replays
+ * --threads T (2 or 4, not with --lazy): T OS threads, each one hart,
+ * transact concurrently on disjoint sets of 8-page chunks (sharing PT pages)
+ * and access the whole window; each checks its own range after its commit
+ * (nobody else may change it). A hart's walk+fill and a flush of that hart
+ * exclude each other, as an IPI waits for an instruction to finish.
+ * Without --threads the driver is one OS thread that interleaves the harts
+ * with a seeded random schedule, so every check is exact and a failure
+ * replays
  * (TLB_DEBUG=1 in the environment prints every lock, map, unmap, flush and
  * release). */
 #include "host_platform.h"
 #include "spec.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +60,7 @@ struct hart {
 	unsigned npend;
 	uint64_t pend_lo[MAX_PENDING], pend_hi[MAX_PENDING];
 	unsigned long gen;      /* flush generation applied */
+	pthread_mutex_t mu;     /* walk+fill vs flush of this hart */
 };
 
 static struct hart harts[NHARTS];
@@ -63,8 +71,12 @@ static struct mm_platform plat;
 static struct mm_as as;
 static uint64_t base;
 static int lazy, mutate;
+static unsigned nthreads = 1;
 static unsigned long fails, nflush, nfill, nhit, ncommit, nrelease;
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static __thread uint64_t rng = 0x9e3779b97f4a7c15ull;
+static __thread unsigned my_hart;   /* --threads: this thread's hart */
+#define INC(x) __atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED)
+#define CHUNK 8                     /* --threads: pages per owned chunk */
 
 struct parked { uint64_t pa; unsigned level; unsigned long gen; };
 static struct parked parked[MAX_PARKED];
@@ -76,7 +88,7 @@ static unsigned nparked;
 			fprintf(stderr, "FAIL: ");                              \
 			fprintf(stderr, __VA_ARGS__);                           \
 			fputc('\n', stderr);                                    \
-			if (++fails > 10)                                       \
+			if (INC(fails) > 10)                                    \
 				exit(1);                                        \
 		}                                                               \
 	} while (0)
@@ -153,43 +165,53 @@ static bool consistent(const struct tlbe *e)
 	return true;
 }
 
-/* After a commit: every usable translation of every hart is consistent. */
-static void check_all(const char *when)
+/* After a commit: every usable translation of every hart that overlaps
+ * [lo, hi) is consistent with the page table. */
+static void check_range(const char *when, uint64_t lo, uint64_t hi)
 {
-	for (unsigned h = 0; h < NHARTS; h++)
+	for (unsigned h = 0; h < NHARTS; h++) {
+		pthread_mutex_lock(&harts[h].mu);
 		for (unsigned k = 0; k < TLB_SIZE; k++) {
 			const struct tlbe *e = &harts[h].tlb[k];
-			if (!e->valid || (lazy && covered_by_pending(&harts[h], e)))
+			if (!e->valid || !overlaps(e->va, e->size, lo, hi) ||
+			    (lazy && covered_by_pending(&harts[h], e)))
 				continue;
 			CHECK(consistent(e),
 			      "%s: hart %u can still use %#" PRIx64 "+%#" PRIx64 " -> %#" PRIx64
 			      " prot %#x, which the page table no longer allows", when, h, e->va,
 			      e->size, e->pa, e->prot);
 		}
+		pthread_mutex_unlock(&harts[h].mu);
+	}
 }
 
 /* A simulated access by hart h: apply its queue, then hit or walk+fill. */
 static void access_va(unsigned h, uint64_t va)
 {
 	struct hart *ht = &harts[h];
+	pthread_mutex_lock(&ht->mu);
 	if (lazy)
 		apply_pending(ht);
 	for (unsigned k = 0; k < TLB_SIZE; k++)
 		if (ht->tlb[k].valid && overlaps(ht->tlb[k].va, ht->tlb[k].size, va, va + 1)) {
-			nhit++;
+			INC(nhit);
+			pthread_mutex_unlock(&ht->mu);
 			return;
 		}
 	struct tlbe e;
 	if (walk(va, &e)) {
 		ht->tlb[rndn(TLB_SIZE)] = e;   /* random eviction */
-		nfill++;
+		INC(nfill);
 	}
+	pthread_mutex_unlock(&ht->mu);
 }
 
 /* Is any hart able to reach frame [pa, pa+size)? */
 static bool frame_reachable(uint64_t pa, uint64_t size, bool honour_pending)
 {
-	for (unsigned h = 0; h < NHARTS; h++)
+	bool found = false;
+	for (unsigned h = 0; h < NHARTS && !found; h++) {
+		pthread_mutex_lock(&harts[h].mu);
 		for (unsigned k = 0; k < TLB_SIZE; k++) {
 			const struct tlbe *e = &harts[h].tlb[k];
 			if (!e->valid || (honour_pending && covered_by_pending(&harts[h], e)))
@@ -198,10 +220,13 @@ static bool frame_reachable(uint64_t pa, uint64_t size, bool honour_pending)
 				fprintf(stderr, "  hart %u entry va %#" PRIx64 " size %#" PRIx64
 					" pa %#" PRIx64 " reaches frame %#" PRIx64 "+%#" PRIx64 "\n",
 					h, e->va, e->size, e->pa, pa, size);
-				return true;
+				found = true;
+				break;
 			}
 		}
-	return false;
+		pthread_mutex_unlock(&harts[h].mu);
+	}
+	return found;
 }
 
 /* Free parked frames whose flushes every hart has applied. */
@@ -229,11 +254,11 @@ static void release_parked(void)
 /* --- the platform wrappers the core calls --- */
 static void sim_tlb_flush(struct mm_as *a, uint64_t start, uint64_t end)
 {
-	nflush++;
+	unsigned long nth = INC(nflush);
 	if (getenv("TLB_DEBUG"))
 		fprintf(stderr, "  flush [%#" PRIx64 ", %#" PRIx64 ")\n", start, end);
 	host_plat.tlb_flush(a, start, end);
-	if (mutate && nflush % 3 == 0)
+	if (mutate && nth % 3 == 0)
 		return;                     /* the seeded bug: a lost flush */
 	if (lazy) {
 		for (unsigned h = 0; h < NHARTS; h++)
@@ -247,16 +272,19 @@ static void sim_tlb_flush(struct mm_as *a, uint64_t start, uint64_t end)
 		}
 		return;
 	}
-	for (unsigned h = 0; h < NHARTS; h++)
+	for (unsigned h = 0; h < NHARTS; h++) {
+		pthread_mutex_lock(&harts[h].mu);
 		for (unsigned k = 0; k < TLB_SIZE; k++)
 			if (harts[h].tlb[k].valid &&
 			    overlaps(harts[h].tlb[k].va, harts[h].tlb[k].size, start, end))
 				harts[h].tlb[k].valid = false;
+		pthread_mutex_unlock(&harts[h].mu);
+	}
 }
 
 static void sim_frame_release(uint64_t pa, unsigned level)
 {
-	nrelease++;
+	INC(nrelease);
 	if (getenv("TLB_DEBUG"))
 		fprintf(stderr, "  release %#" PRIx64 " L%u\n", pa, level);
 	uint64_t size = 1ull << pt_shift(A, level);
@@ -288,7 +316,7 @@ static uint64_t rnd_va_in(uint64_t lo, uint64_t hi)
 static void rnd_access(uint64_t lo, uint64_t hi)
 {
 	for (unsigned n = 1 + (unsigned)rndn(6); n; n--)
-		access_va((unsigned)rndn(NHARTS), rnd_va_in(lo, hi));
+		access_va(nthreads > 1 ? my_hart : (unsigned)rndn(NHARTS), rnd_va_in(lo, hi));
 }
 
 static void one_op(struct mm_cursor *c, uint64_t lo, uint64_t hi)
@@ -340,6 +368,15 @@ static void one_op(struct mm_cursor *c, uint64_t lo, uint64_t hi)
 static void rnd_lock_range(uint64_t *lo, uint64_t *hi)
 {
 	uint64_t n;
+	if (nthreads > 1) {
+		/* a sub-range of one of this thread's chunks */
+		uint64_t c = rndn(WIN_PAGES / CHUNK / nthreads) * nthreads + my_hart;
+		uint64_t a = rndn(CHUNK);
+		n = 1 + rndn(CHUNK - a);
+		*lo = base + (c * CHUNK + a) * PG;
+		*hi = *lo + n * PG;
+		return;
+	}
 	switch (rndn(4)) {
 	case 0: n = WIN_PAGES; break;
 	case 1: n = 512; break;
@@ -352,10 +389,57 @@ static void rnd_lock_range(uint64_t *lo, uint64_t *hi)
 	*hi = *lo + n * PG;
 }
 
+struct worker {
+	unsigned id;
+	long steps;
+	uint64_t seed;
+};
+
+/* One thread's transactions: lock a range, a few operations with harts
+ * walking in between, commit, check. */
+static void *worker_main(void *arg)
+{
+	const struct worker *w = arg;
+	rng = w->seed ? w->seed : 1;
+	my_hart = w->id;
+	for (long st = 0; st < w->steps && !__atomic_load_n(&fails, __ATOMIC_RELAXED); st++) {
+		uint64_t lo, hi;
+		rnd_lock_range(&lo, &hi);
+		rnd_access(base, base + WIN_PAGES * PG);
+		struct mm_cursor c;
+		if (getenv("TLB_DEBUG"))
+			fprintf(stderr, " lock [%#" PRIx64 ", %#" PRIx64 ")\n", lo, hi);
+		int err = mm_lock(&c, &as, lo, hi);
+		CHECK(err == MM_OK, "lock: %s", mm_strerror(err));
+		if (err)
+			break;
+		for (unsigned k = 1 + (unsigned)rndn(3); k; k--) {
+			one_op(&c, lo, hi);
+			/* harts walk while the transaction is open */
+			rnd_access(lo, hi);
+		}
+		mm_release(&c);
+		INC(ncommit);
+		/* alone: every translation; threaded: only our own range, which
+		 * nobody else may change */
+		if (nthreads > 1)
+			check_range("after commit", lo, hi);
+		else
+			check_range("after commit", 0, ~0ull);
+		if (lazy && rndn(4) == 0)
+			release_parked();
+		host_rcu_poll();
+	}
+	if (nthreads > 1)
+		host_pool_drain();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *arch = "sv39", *proto = "adv";
 	long steps = 20000;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
 			arch = argv[++i];
@@ -364,24 +448,28 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
 			steps = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			rng ^= strtoull(argv[++i], NULL, 0) * 0x2545f4914f6cdd1dull;
+			seed ^= strtoull(argv[++i], NULL, 0) * 0x2545f4914f6cdd1dull;
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			nthreads = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--lazy"))
 			lazy = 1;
 		else if (!strcmp(argv[i], "--mutate"))
 			mutate = 1;
 		else {
-			fprintf(stderr, "usage: tlb --arch A --mm P [--lazy] [--steps N] [--seed N] [--mutate]\n");
+			fprintf(stderr, "usage: tlb --arch A --mm P [--lazy | --threads T] [--steps N] "
+				"[--seed N] [--mutate]\n");
 			return 2;
 		}
 	}
 	A = mm_arch_by_name(arch);
 	P = mm_proto_by_name(proto);
-	if (!A || !P || steps < 1) {
-		fprintf(stderr, "tlb: bad --arch, --mm or --steps\n");
+	if (!A || !P || steps < 1 || !(nthreads == 1 || nthreads == 2 || nthreads == 4) ||
+	    (nthreads > 1 && lazy)) {
+		fprintf(stderr, "tlb: bad --arch, --mm, --steps or --threads (1, 2, 4; not with --lazy)\n");
 		return 2;
 	}
-	if (!rng)
-		rng = 1;
+	for (unsigned h = 0; h < NHARTS; h++)
+		pthread_mutex_init(&harts[h].mu, NULL);
 	host_init((size_t)1 << 15);
 	plat = host_plat;
 	plat.tlb_flush = sim_tlb_flush;
@@ -393,29 +481,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tlb: as_init: %s\n", mm_strerror(err));
 		return 1;
 	}
-	for (long st = 0; st < steps && !fails; st++) {
-		uint64_t lo, hi;
-		rnd_lock_range(&lo, &hi);
-		rnd_access(base, base + WIN_PAGES * PG);
-		struct mm_cursor c;
-		if (getenv("TLB_DEBUG"))
-			fprintf(stderr, " lock [%#" PRIx64 ", %#" PRIx64 ")\n", lo, hi);
-		err = mm_lock(&c, &as, lo, hi);
-		CHECK(err == MM_OK, "lock: %s", mm_strerror(err));
-		if (err)
-			break;
-		for (unsigned k = 1 + (unsigned)rndn(3); k; k--) {
-			one_op(&c, lo, hi);
-			/* harts walk while the transaction is open */
-			rnd_access(lo, hi);
+	pthread_t tid[NHARTS];
+	struct worker w[NHARTS];
+	for (unsigned t = 0; t < nthreads; t++) {
+		w[t] = (struct worker){ t, steps, seed ^ (0x9e3779b97f4a7c15ull * (t + 1)) };
+		if (nthreads == 1)
+			worker_main(&w[t]);
+		else if (pthread_create(&tid[t], NULL, worker_main, &w[t])) {
+			fprintf(stderr, "tlb: pthread_create failed\n");
+			return 1;
 		}
-		mm_release(&c);
-		ncommit++;
-		check_all("after commit");
-		if (lazy && rndn(4) == 0)
-			release_parked();
-		host_rcu_poll();
 	}
+	if (nthreads > 1)
+		for (unsigned t = 0; t < nthreads; t++)
+			pthread_join(tid[t], NULL);
 	/* tear down; every hart takes its pending flushes; all goes back */
 	mm_as_destroy(&as);
 	host_rcu_barrier();
@@ -426,8 +505,9 @@ int main(int argc, char **argv)
 	host_pool_drain();
 	CHECK(host_frames_used() == 0, "%zu frames not returned", host_frames_used());
 	host_fini();
-	printf("tlb %s %s%s: %lu commits, %lu flush requests, %lu TLB fills, %lu hits, "
-	       "%lu frames released: %s\n", A->name, P->name, lazy ? " lazy" : "", ncommit,
+	printf("tlb %s %s%s%s: %lu commits, %lu flush requests, %lu TLB fills, %lu hits, "
+	       "%lu frames released: %s\n", A->name, P->name, lazy ? " lazy" : "",
+	       nthreads > 1 ? (nthreads == 2 ? " 2 threads" : " 4 threads") : "", ncommit,
 	       nflush, nfill, nhit, nrelease, fails ? "FAILED" : "coherent");
 	return fails ? 1 : 0;
 }
