@@ -11,6 +11,7 @@
 #include "rcu.h"
 #include "riscv.h"
 #include "sbi.h"
+#include "usatp.h"
 
 struct mm_as kernel_as;
 
@@ -175,7 +176,6 @@ int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t
 	err = mm_as_kernel_seal(&kernel_as);
 	if (err)
 		return err;
-	uint64_t mode = levels == 4 ? SATP_MODE_SV48 : SATP_MODE_SV39;
-	*satp = (mode << SATP_MODE_SHIFT) | (mm_as_root_pa(&kernel_as) >> PAGE_SHIFT);
+	*satp = arch_user_satp(&kernel_as, (unsigned)levels, 0);   /* ASID 0 */
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "mm_platform.h"
 #include "cortenmm/cursor.h"
 #include "riscv.h"
+#include "usatp.h"
 
 static volatile uint64_t probe_word = 0x1234;
 
@@ -19,7 +20,7 @@ KTEST(10, kmap_satp_mode)
 	if (mode != want)
 		return KFAIL("satp mode %lu, banner says %s", (unsigned long)mode,
 			     paging_name(boot_config.paging_levels));
-	if ((satp & ((1ULL << 44) - 1)) != mm_as_root_pa(&kernel_as) >> PAGE_SHIFT)
+	if (satp != arch_user_satp(&kernel_as, kernel_as.arch->levels, arch_satp_asid(satp)))
 		return KFAIL("satp root is not the mm core's kernel AS root");
 	if (kernel_as.arch->levels != (unsigned)boot_config.paging_levels)
 		return KFAIL("kernel AS has %u levels", kernel_as.arch->levels);
