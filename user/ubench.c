@@ -65,12 +65,15 @@ static void one(const char *name, int shart, int chart, long ops)
 	slot_release(st), slot_release(ct), slot_release(ep);
 }
 
+/* bench ipc [round-trips] */
 int cmd_bench(int argc, char **argv)
 {
-	(void)argc, (void)argv;
+	unsigned long ops = 2000;
+	if (argc > 2 && (parse_ulong(argv[2], &ops) || !ops))
+		return 2;
 	long n = dbg(DBG_NCPUS, 0, 0);
-	one("ipc-same-hart", 0, 0, 2000);
+	one("ipc-same-hart", 0, 0, (long)ops);
 	if (n > 1)
-		one("ipc-cross-hart", 1, 0, 2000);
+		one("ipc-cross-hart", 1, 0, (long)ops);
 	return 0;
 }

@@ -17,6 +17,10 @@
 #include "panic.h"
 #include "usatp.h"
 
+/* How long (timebase units, 10 MHz on QEMU virt: 50 us) an idle hart
+ * polls its queue before wfi. */
+#define IDLE_POLL_TICKS 500
+
 struct rq rqs[MAX_HARTS];
 static struct thread idle_threads[MAX_HARTS];
 
@@ -102,7 +106,10 @@ void sched_wake(struct thread *th)
 	unsigned long f = spin_lock_irqsave(&rq->lock);
 	rq_push(rq, th);
 	spin_unlock_irqrestore(&rq->lock, f);
-	if ((uint32_t)target != me && __atomic_load_n(&rq->idle, __ATOMIC_ACQUIRE))
+	/* Pairs with the idle loop's fence: either it sees our thread or we
+	 * see it idle and kick it out of wfi. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((uint32_t)target != me && __atomic_load_n(&rq->idle, __ATOMIC_RELAXED))
 		ipi_send((uint32_t)target);
 }
 
@@ -171,6 +178,7 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
 		cpu_relax();
 	next->on_cpu = 1;
 	next->state = T_RUNNING;
+	__atomic_store_n(&rq->idle, next == rq->idle_thread, __ATOMIC_RELAXED);
 	next->last_cpu = (int)this_cpu()->index;
 	rq->cur = next;
 	rq->switches++;
@@ -218,20 +226,22 @@ void sched_idle_loop(void)
 		irq_disable();
 		if (rq->cur_satp != boot_config.kernel_satp)
 			sched_activate(idle);
-		__atomic_store_n(&rq->idle, 1, __ATOMIC_SEQ_CST);
-		struct thread *next = NULL;
-		if (__atomic_load_n(&rq->len, __ATOMIC_ACQUIRE) == 0) {
-			/* Steal only if someone has a queue; then wait. */
-			int any = 0;
-			for (uint32_t i = 0; i < ncpus; i++)
-				if (i != idx && __atomic_load_n(&rqs[i].len, __ATOMIC_RELAXED) > 0)
-					any = 1;
-			if (!any)
-				wfi();  /* returns on a pending interrupt even with SIE off */
+		/* Announce idleness before the last look at the queues; see
+		 * sched_wake. */
+		__atomic_store_n(&rq->idle, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		uint64_t sw = rq->switches;
+		sched_switch();      /* own queue, else steal */
+		if (rq->switches == sw) {
+			/* Poll a little before sleeping: waking a hart from wfi
+			 * costs an IPI round through the firmware, which is most
+			 * of a cross-hart IPC when the partner answers quickly. */
+			uint64_t until = rdtime() + IDLE_POLL_TICKS;
+			while (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0 && rdtime() < until)
+				cpu_relax();
+			if (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0)
+				wfi();   /* returns on a pending interrupt even with SIE off */
 		}
-		__atomic_store_n(&rq->idle, 0, __ATOMIC_SEQ_CST);
-		(void)next;
-		sched_switch();
 		irq_enable();   /* take the interrupt that woke us */
 	}
 }
