@@ -36,6 +36,7 @@ struct endpoint *ep_alloc(struct task *charge)
 			eps[i].refs = 1;
 			eps[i].id = i;
 			eps[i].charged = charge;
+			eps[i].charged_gen = charge->gen;
 			charge->objs_used++;
 			return &eps[i];
 		}
@@ -107,7 +108,7 @@ void ep_put(struct endpoint *e)
 		set_result(th, -E_DEAD);
 		wake(th);
 	}
-	if (e->charged && e->charged->state != TASK_FREE)
+	if (e->charged && e->charged->state != TASK_FREE && e->charged->gen == e->charged_gen)
 		e->charged->objs_used--;
 	e->charged = NULL;
 }

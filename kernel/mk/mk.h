@@ -132,6 +132,7 @@ struct endpoint {
 	struct thread *senders, *senders_tail;   /* blocked in send/call */
 	struct thread *receivers, *receivers_tail;
 	struct task *charged;       /* whose object quota pays for it */
+	uint32_t charged_gen;       /* ... if that task slot still holds it */
 };
 
 /* Per-hart scheduler state. */

@@ -168,11 +168,16 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 		struct cap nc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th };
 		cap_get_obj(&nc);
 		cap_install(d, &nc, NULL);
+		th->refs++;     /* ours until it is started: the cap may go meanwhile */
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (err)
 		return err;
 	thread_start_user(th, pc, sp, arg);
+	f = spin_lock_irqsave(&mk_lock);
+	th->refs--;
+	thread_put(th);
+	spin_unlock_irqrestore(&mk_lock, f);
 	return 0;
 }
 

@@ -147,6 +147,10 @@ static void reap(struct task *t)
 		quota_release_frames(t->parent, t->frame_quota);
 		t->parent->objs_used--;
 	}
+	/* Our children outlive us: they stop charging a task that is gone. */
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].state != TASK_FREE && tasks[i].parent == t)
+			tasks[i].parent = NULL;
 	t->state = TASK_DEAD;
 	struct thread *w = t->waiters;
 	t->waiters = NULL;

@@ -38,6 +38,11 @@ struct thread *thread_alloc(struct task *t)
 		th->uf = (struct uframe *)(kstacks[i] + THREAD_KSTACK) - 1;
 		th->xfer_slot = SLOT_NONE;
 		th->recv_slot = SLOT_NONE;
+		/* Runnable from birth: a thread killed before it was started
+		 * still goes through thread_first_run and exits cleanly. */
+		memset(&th->uf->tf, 0, sizeof th->uf->tf);
+		th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
+		th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
 		if (t) {
 			th->task_next = t->threads;
 			t->threads = th;
@@ -57,18 +62,16 @@ void thread_put(struct thread *th)
 }
 
 /* Set up a user thread's first registers and make it runnable.
- * Needs: mk_lock NOT held. */
+ * Needs: mk_lock NOT held; the caller holds a reference on th (so the
+ * struct cannot be reused meanwhile). -E_DEAD if it was killed first. */
 int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg)
 {
-	memset(&th->uf->tf, 0, sizeof th->uf->tf);
-	th->uf->tf.sepc = pc;
-	th->uf->tf.regs[2] = sp;
-	th->uf->tf.regs[10] = arg;
-	th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
-	th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	int ok = th->state == T_BLOCKED && !th->killed;
 	if (ok) {
+		th->uf->tf.sepc = pc;
+		th->uf->tf.regs[2] = sp;
+		th->uf->tf.regs[10] = arg;
 		th->state = T_RUNNABLE;
 		sched_wake(th);
 	}
