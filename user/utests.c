@@ -351,6 +351,63 @@ static int t_ipc_badge_and_cap(char *why)
 	return 0;
 }
 
+/* A server that saves the reply into a cap, then answers (or drops it). */
+struct rsv { long ep, slot; int drop; volatile long done, r2; };
+static void reply_saver(void *a)
+{
+	struct rsv *v = a;
+	uint64_t w[4] = { 0 };
+	struct sysret r = ipc(SYS_RECV, v->ep, w, SLOT_NONE);
+	if (r.a0 || sc1(SYS_REPLY_SAVE, v->slot)) {
+		v->done = -1;
+		return;
+	}
+	/* The implicit reply is gone now. */
+	struct sysret none = ipc(SYS_REPLY, 0, w, SLOT_NONE);
+	if (none.a0 != -E_NOENT) {
+		v->done = -2;
+		return;
+	}
+	if (v->drop) {
+		cap_delete(v->slot);
+	} else {
+		w[0] = (uint64_t)r.a1 + 100;
+		if (ipc(SYS_REPLY_CAP, v->slot, w, SLOT_NONE).a0) {
+			v->done = -3;
+			return;
+		}
+		v->r2 = ipc(SYS_REPLY_CAP, v->slot, w, SLOT_NONE).a0;   /* used up */
+	}
+	v->done = 1;
+}
+
+static int t_reply_cap(char *why)
+{
+	long ep = slot_alloc(), rs = slot_alloc();
+	CHECK(ep_create(ep) == 0, "ep_create");
+	for (int drop = 0; drop < 2; drop++) {
+		struct rsv v = { ep, rs, drop, 0, 0 };
+		long th = uthread_start(reply_saver, &v, -1, 1);
+		CHECK(th >= 0, "thread");
+		uint64_t w[4] = { 5, 0, 0, 0 };
+		struct sysret r = ipc(SYS_CALL, ep, w, SLOT_NONE);
+		while (!v.done)
+			sys_yield();
+		cap_delete(th);
+		slot_release(th);
+		CHECK(v.done == 1, "server step %ld failed", v.done);
+		if (!drop) {
+			CHECK(r.a0 == 0 && r.a1 == 105, "reply through the cap: %ld/%ld", r.a0, r.a1);
+			CHECK(v.r2 == -E_BADCAP, "second use of a reply cap: %ld", v.r2);
+		} else {
+			CHECK(r.a0 == -E_DEAD, "dropped reply cap: caller got %ld", r.a0);
+		}
+	}
+	cap_delete(ep);
+	slot_release(ep), slot_release(rs);
+	return 0;
+}
+
 static int t_reply_without_caller(char *why)
 {
 	uint64_t w[4] = { 0 };
@@ -612,6 +669,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "u_ipc_cross_hart", t_ipc_cross_hart },
 	{ "u_ipc_badge_and_cap", t_ipc_badge_and_cap },
 	{ "u_reply_without_caller", t_reply_without_caller },
+	{ "u_reply_cap", t_reply_cap },
 	{ "u_isolation", t_isolation },
 	{ "u_share_with_cap", t_share_with_cap },
 	{ "u_kill_frees_everything", t_kill_frees_everything },

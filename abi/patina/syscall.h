@@ -38,6 +38,8 @@ enum patina_sys {
 	SYS_REGION_TXN,        /* (region, lo, hi, struct region_op *, n) -> ops done */
 	SYS_DEBUG,             /* (kernel, op, a, b, c): DBG_* below */
 	SYS_THREAD_SELF_HART,  /* () -> logical index of the hart running the caller */
+	SYS_REPLY_SAVE,        /* (dst): move the pending reply (last call received) into a reply cap */
+	SYS_REPLY_CAP,         /* (reply, w0..w3): answer through a saved reply cap (one shot: it is used up) */
 	SYS_COUNT
 };
 

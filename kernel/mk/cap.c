@@ -55,6 +55,7 @@ void cap_get_obj(const struct cap *c)
 		c->o.task->refs++;
 		break;
 	case CAP_THREAD:
+	case CAP_REPLY:
 		c->o.thread->refs++;
 		break;
 	case CAP_ENDPOINT:
@@ -74,6 +75,9 @@ static void cap_put_obj(struct cap *c)
 		c->o.task->refs--;
 		task_put(c->o.task);
 		break;
+	case CAP_REPLY:
+		ipc_reply_dropped(c->o.thread);
+		/* fall through */
 	case CAP_THREAD:
 		c->o.thread->refs--;
 		thread_put(c->o.thread);

@@ -128,6 +128,7 @@ void ipc_cancel(struct thread *th)
 		if (*pp)
 			*pp = th->rq_next;
 	}
+	th->reply_saved = 0;
 	if (th->block == B_REPLY) {
 		for (int i = 0; i < MAX_THREADS; i++)
 			if (threads[i].caller == th)
@@ -260,6 +261,54 @@ static struct thread *do_reply(struct thread *me, const uint64_t *w)
 	return c;
 }
 
+/* Needs mk_lock. A saved reply cap for `caller` is gone unused: its call
+ * fails with E_DEAD instead of waiting forever. */
+void ipc_reply_dropped(struct thread *c)
+{
+	if (c->reply_saved && c->state == T_BLOCKED && c->block == B_REPLY) {
+		c->reply_saved = 0;
+		set_result(c, -E_DEAD);
+		wake(c);
+	}
+}
+
+/* Needs mk_lock. SYS_REPLY_SAVE and SYS_REPLY_CAP. */
+static long reply_cap_op(struct thread *me, long nr, long slot, const uint64_t *w)
+{
+	int err = 0;
+	if (nr == SYS_REPLY_SAVE) {
+		struct cap *d = cap_slot_free(me->task, slot, &err);
+		struct thread *c = me->caller;
+		if (!d)
+			return err;
+		if (!c || c->state != T_BLOCKED || c->block != B_REPLY)
+			return -E_NOENT;
+		struct cap nc = { .type = CAP_REPLY, .rights = R_SEND, .o.thread = c };
+		cap_get_obj(&nc);
+		cap_install(d, &nc, NULL);
+		c->reply_saved = 1;
+		me->caller = NULL;
+		return 0;
+	}
+	struct cap *rc = cap_lookup(me->task, slot, CAP_REPLY, 0, &err);
+	if (!rc)
+		return err;
+	struct thread *c = rc->o.thread;
+	int live = c->reply_saved && c->state == T_BLOCKED && c->block == B_REPLY;
+	if (live) {
+		c->reply_saved = 0;
+		struct trap_frame *tf = &c->uf->tf;
+		tf->regs[10] = 0;
+		for (int i = 0; i < IPC_WORDS; i++)
+			tf->regs[11 + i] = w[i];
+		tf->regs[15] = 0;
+		tf->regs[16] = 0;
+		wake(c);
+	}
+	cap_delete(rc);      /* one shot */
+	return live ? 0 : -E_DEAD;
+}
+
 long sys_ipc(struct uframe *uf, long nr)
 {
 	struct thread *me = cur_thread();
@@ -274,6 +323,12 @@ long sys_ipc(struct uframe *uf, long nr)
 
 	irq_disable();
 	spin_lock(&mk_lock);
+	if (nr == SYS_REPLY_SAVE || nr == SYS_REPLY_CAP) {
+		long r = reply_cap_op(me, nr, slot, w);
+		spin_unlock(&mk_lock);
+		irq_enable();
+		return r;
+	}
 	if (nr == SYS_REPLY) {
 		struct thread *c = do_reply(me, w);
 		if (c)

@@ -78,6 +78,7 @@ struct thread {
 	int got_cap;
 	struct thread *caller;      /* receiver: whom to reply to */
 	int is_call;                /* blocked sender expects a reply */
+	int reply_saved;            /* B_REPLY: a reply cap (not a server's caller field) answers it */
 	struct task *wait_task;     /* B_WAIT: the task it waits for */
 	struct thread *task_next;   /* task's thread list */
 	/* user-access fault recovery */
@@ -221,6 +222,7 @@ unsigned long caps_live(void);
 struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */
 void ep_put(struct endpoint *e);                      /* mk_lock held */
 void ipc_cancel(struct thread *th);                   /* mk_lock held */
+void ipc_reply_dropped(struct thread *caller);        /* mk_lock held: its reply cap went away */
 long sys_ipc(struct uframe *uf, long nr);
 #define RET_KEEP (-1000000L)   /* syscall result already written to the frame */
 unsigned long eps_live(void);
