@@ -124,6 +124,7 @@ struct task {
 	long obj_quota, objs_used;
 	struct thread *waiters;     /* threads in SYS_TASK_WAIT on us */
 	int as_users;               /* transactions from other tasks in flight */
+	int tearing_down;           /* reaper is destroying the AS: no hart runs it */
 	struct task *reap_next;
 };
 
@@ -181,6 +182,7 @@ int uvm_init(void);                                 /* boot, once */
 int uvm_as_create(struct task *t);
 void uvm_as_destroy(struct task *t);
 uint64_t uvm_satp(struct task *t);
+void uvm_asid_activate(struct task *t);
 int uvm_fault(struct task *t, uint64_t va, int write, int exec);
 int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
 void uvm_frame_get(uint64_t pa);

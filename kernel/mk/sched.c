@@ -117,16 +117,18 @@ void sched_activate(struct thread *next)
 {
 	struct rq *rq = this_rq();
 	uint64_t satp = next->task ? uvm_satp(next->task) : boot_config.kernel_satp;
-	if (next->task)
+	if (satp == rq->cur_satp)
+		return;      /* same address space: its hart_mask bit is already set */
+	if (next->task) {
 		__atomic_fetch_or(&next->task->hart_mask, 1ULL << this_cpu()->index,
 				  __ATOMIC_SEQ_CST);
-	if (satp != rq->cur_satp) {
-		csr_write(satp, satp);
-		/* Without ASIDs every AS shares tag 0: flush on each switch. */
-		if (!next->task || !arch_satp_asid(satp))
-			local_flush_tlb_all();
-		rq->cur_satp = satp;
+		uvm_asid_activate(next->task);
 	}
+	csr_write(satp, satp);
+	/* Without ASIDs every AS shares tag 0: flush on each switch. */
+	if (!next->task || !arch_satp_asid(satp))
+		local_flush_tlb_all();
+	rq->cur_satp = satp;
 }
 
 void sched_finish_switch(struct kctx *pctx)

@@ -138,6 +138,7 @@ static void reap(struct task *t)
 	/* Region transactions of other tasks that started before we died. */
 	while (__atomic_load_n(&t->as_users, __ATOMIC_ACQUIRE))
 		cpu_relax();
+	t->tearing_down = 1;
 	uvm_as_destroy(t);
 	f = spin_lock_irqsave(&mk_lock);
 	for (int i = 0; i < MAX_THREADS; i++)

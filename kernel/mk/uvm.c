@@ -37,6 +37,11 @@ static const struct mm_protocol *uproto;
 static int asid_bits;
 static spinlock_t asid_lock = SPINLOCK_INIT;
 static uint8_t asid_used[MAX_TASKS + 1];
+/* Lazy flush of reused ASIDs: asid_gen[a] moves on when a is freed; a hart
+ * whose seen_gen differs flushes a locally before it runs a again. So
+ * tearing an address space down needs no remote fence at all. */
+static volatile uint32_t asid_gen[MAX_TASKS + 1];
+static uint32_t seen_gen[MAX_HARTS][MAX_TASKS + 1];
 static volatile long uframes_in_use;
 uint64_t user_top;
 
@@ -89,6 +94,10 @@ static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 	struct task *t = as->ctx;
 	uint64_t mask = __atomic_load_n(&t->hart_mask, __ATOMIC_SEQ_CST);
 	uint32_t me = this_cpu()->index;
+	/* A task being torn down runs nowhere, and its ASID is flushed on each
+	 * hart before reuse (uvm_asid_activate): local flush only. */
+	if (t->tearing_down && asid_bits)
+		mask &= 1ULL << me;
 	unsigned long asid = t->asid;
 	uint64_t size = end - start;
 	int whole = size > 64 * PAGE_SIZE;
@@ -272,6 +281,7 @@ static void asid_free(uint16_t a)
 	if (!a)
 		return;
 	unsigned long f = spin_lock_irqsave(&asid_lock);
+	__atomic_add_fetch(&asid_gen[a], 1, __ATOMIC_SEQ_CST);
 	asid_used[a] = 0;
 	spin_unlock_irqrestore(&asid_lock, f);
 }
@@ -300,6 +310,22 @@ void uvm_as_destroy(struct task *t)
 	mm_as_destroy(&t->as);
 	asid_free(t->asid);
 	t->asid = 0;
+}
+
+/* Before this hart runs t: flush t's ASID here if it was reused since this
+ * hart last flushed it. Needs: interrupts off. */
+void uvm_asid_activate(struct task *t)
+{
+	uint16_t a = t->asid;
+	if (!asid_bits || !a)
+		return;
+	uint32_t me = this_cpu()->index;
+	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
+	if (seen_gen[me][a] != g) {
+		unsigned long asid = a;
+		__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
+		seen_gen[me][a] = g;
+	}
 }
 
 uint64_t uvm_satp(struct task *t)
