@@ -128,6 +128,11 @@ int fuzz_child(uint64_t arg)
 	/* From here on no slot may matter: workers delete and revoke at random. */
 	cap_delete(SLOT_SELF_AS);
 	cap_delete(SLOT_SELF_TASK);
+	/* No thread caps either: a random SYS_THREAD_KILL of this main thread
+	 * could leave workers blocked for good with nobody to end the task. */
+	cap_delete(SLOT_SELF_THREAD);
+	for (int i = 0; i < NWORKERS; i++)
+		cap_delete(th[i]);
 	go = 1;
 	long last = -1;
 	uint64_t stall_since = rdtime();

@@ -607,6 +607,35 @@ static int t_preemption(char *why)
 	return 0;
 }
 
+static int t_thread_kill(char *why)
+{
+	volatile int stop = 0;
+	struct spin sp = { 0, &stop };
+	struct kcounters before, after;
+	settled_counters(&before);
+	long th = uthread_start(spin_fn, &sp, -1, 1);
+	CHECK(th >= 0, "thread");
+	while (sp.n < 1000)
+		sys_yield();
+	CHECK(sc1(SYS_THREAD_KILL, th) == 0, "kill");
+	/* Once it is gone its count stops moving. */
+	uint64_t t = rdtime() + 500000;
+	while (rdtime() < t)
+		sys_yield();
+	long n1 = sp.n;
+	t = rdtime() + 500000;
+	while (rdtime() < t)
+		sys_yield();
+	CHECK(sp.n == n1, "killed thread still runs (%ld -> %ld)", n1, sp.n);
+	CHECK(sc1(SYS_THREAD_KILL, th) == -E_DEAD, "second kill");
+	CHECK(sc1(SYS_THREAD_KILL, SLOT_SELF_TASK) == -E_BADCAP, "kill through a task cap");
+	cap_delete(th);
+	slot_release(th);
+	settled_counters(&after);
+	CHECK(after.threads == before.threads, "threads %lu -> %lu", before.threads, after.threads);
+	return 0;
+}
+
 struct mh { volatile long count; volatile long harts; };
 static void mh_fn(void *a)
 {
@@ -679,6 +708,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "u_threads_on_many_harts", t_threads_on_many_harts },
 	{ "u_cow", t_cow },
 	{ "u_preemption", t_preemption },
+	{ "u_thread_kill", t_thread_kill },
 };
 
 int cmd_selftest(int argc, char **argv)

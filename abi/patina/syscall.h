@@ -40,6 +40,7 @@ enum patina_sys {
 	SYS_THREAD_SELF_HART,  /* () -> logical index of the hart running the caller */
 	SYS_REPLY_SAVE,        /* (dst): move the pending reply (last call received) into a reply cap */
 	SYS_REPLY_CAP,         /* (reply, w0..w3): answer through a saved reply cap (one shot: it is used up) */
+	SYS_THREAD_KILL,       /* (thread): end that thread (it exits at its next kernel exit) */
 	SYS_COUNT
 };
 

@@ -12,6 +12,7 @@
 #include "kernel.h"
 #include "timer.h"
 #include "rcu.h"
+#include "smp.h"
 
 #define A(i) (uf->tf.regs[10 + (i)])
 
@@ -266,6 +267,27 @@ static long sys_task_kill(struct task *t, long slot)
 	return err;
 }
 
+static long sys_thread_kill(struct task *t, long slot)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *c = cap_lookup(t, slot, CAP_THREAD, R_CONTROL, &err);
+	if (c) {
+		struct thread *th = c->o.thread;
+		if (th->state == T_DEAD || th->state == T_FREE) {
+			err = -E_DEAD;
+		} else {
+			thread_kill_locked(th);
+			if (th->state == T_RUNNING && th != cur_thread() && th->last_cpu >= 0)
+				ipi_send((uint32_t)th->last_cpu);
+		}
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (!err && c && cur_thread()->killed)
+		thread_exit();     /* it was us */
+	return err;
+}
+
 static long sys_task_region(struct task *t, long slot, long dst)
 {
 	int err = 0;
@@ -419,6 +441,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_REGION_TXN: r = sys_region_txn(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_DEBUG: r = sys_debug(t, A(0), A(1), A(2), A(3)); break;
 	case SYS_THREAD_SELF_HART: r = this_cpu()->index; break;
+	case SYS_THREAD_KILL: r = sys_thread_kill(t, A(0)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)
