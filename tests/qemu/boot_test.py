@@ -29,6 +29,8 @@ def main():
                    help="RAM the banner must report (default: from --mem)")
     p.add_argument("--expect-paging",
                    help="paging mode the banner must report (default: --paging, else sv48)")
+    p.add_argument("--expect-mm",
+                   help="mm the banner must report (default: --mm)")
     p.add_argument("--min-passed", type=int, default=1,
                    help="least number of selftest passes accepted")
     p.add_argument("extra", nargs="*")
@@ -43,7 +45,7 @@ def main():
     else:
         want = (opts.smp, opts.expect_paging or opts.paging or "sv48",
                 opts.expect_mib if opts.expect_mib is not None else mib(opts.mem),
-                opts.mm)
+                opts.expect_mm or opts.mm)
         got = (int(m.group(1)), m.group(2), int(m.group(3)), m.group(4))
         if got != want:
             errors.append("banner says %s, expected %s" % (got, want))
