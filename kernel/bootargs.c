@@ -61,10 +61,10 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 			out->timer_sstc = 1;
 		} else if (str_starts_with(w, "paging=") || str_starts_with(w, "mm=") ||
 			   str_starts_with(w, "timer=")) {
-			snprintk(warn, (size_t)warnlen, "bad boot option '%s' ignored", w);
+			snprintf(warn, (size_t)warnlen, "bad boot option '%s' ignored", w);
 			err = -E_INVAL;
 		} else {
-			snprintk(warn, (size_t)warnlen, "unknown boot option '%s' ignored", w);
+			snprintf(warn, (size_t)warnlen, "unknown boot option '%s' ignored", w);
 		}
 		if (!last)
 			p++;

@@ -12,22 +12,11 @@ const struct kcmd *cmd_end(void) { return __kcmds_end; }
 int cmd_run_line(char *line)
 {
 	char *argv[MAX_ARGS + 1];
-	int argc = 0;
-	char *p = line;
-	while (*p) {
-		while (*p == ' ' || *p == '\t')
-			*p++ = 0;
-		if (!*p)
-			break;
-		if (argc == MAX_ARGS) {
-			printk("shell: too many arguments (max %d)\n", MAX_ARGS);
-			return 2;
-		}
-		argv[argc++] = p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
+	int argc = split_args(line, argv, MAX_ARGS);
+	if (argc < 0) {
+		printk("shell: too many arguments (max %d)\n", MAX_ARGS);
+		return 2;
 	}
-	argv[argc] = NULL;
 	if (argc == 0)
 		return 0;
 	for (const struct kcmd *c = __kcmds_start; c < __kcmds_end; c++)

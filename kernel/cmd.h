@@ -1,4 +1,5 @@
-/* In-kernel command table (until user space has a shell). KCMD places a
+/* In-kernel command table; init's user shell reaches it through
+ * SYS_DEBUG DBG_KCMD. KCMD places a
  * descriptor in the .kcmds.* linker section. */
 #ifndef KERNEL_CMD_H
 #define KERNEL_CMD_H
@@ -18,7 +19,7 @@ struct kcmd {
 				   char **argv __attribute__((unused)))
 
 #define CMD_STATUS_UNKNOWN 127
-/* Status the shell loop sees from poweroff/exit. */
+/* Status poweroff/exit return (init's shell then ends). */
 #define CMD_STATUS_POWEROFF (-1000)
 
 /* Split `line` (modified in place) at spaces and run the command. Empty
@@ -29,9 +30,5 @@ int cmd_run_line(char *line);
 /* First / next descriptor, for help. */
 const struct kcmd *cmd_first(void);
 const struct kcmd *cmd_end(void);
-
-/* Interactive shell on the console; returns when poweroff/exit runs, with
- * the status to power off with. */
-int shell_run(void);
 
 #endif

@@ -37,4 +37,10 @@ int ktest_fail_fmt(char *why, size_t whylen, const char *fmt, ...)
  * prints one line per test and the summary line. Returns failures. */
 int ktest_run_all(const char *prefix, int *passed);
 
+/* The same without the summary line (the user-level selftest prints one for
+ * both kernel and user tests). Frees an earlier test deferred through RCU
+ * are drained before each test, since several count free frames. Returns
+ * failures; *passed gets passes. */
+int ktest_run_each(const char *prefix, int *passed);
+
 #endif

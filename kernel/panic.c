@@ -60,7 +60,7 @@ void panic(const char *fmt, ...)
 	va_list ap;
 	panic_enter();
 	va_start(ap, fmt);
-	vsnprintk(msg, sizeof msg, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	struct cpu *c = this_cpu();
 	printk("panic: %s (hart %u)\n", msg, c ? c->hartid : 0);
@@ -113,7 +113,7 @@ void panic_trap(const struct trap_frame *tf)
 		char line[160];
 		int n = 0;
 		for (int j = i; j < i + 4 && j < 32; j++)
-			n += snprintk(line + n, sizeof line - (size_t)n, "  %-4s %016lx",
+			n += snprintf(line + n, sizeof line - (size_t)n, "  %-4s %016lx",
 				      rn[j], (unsigned long)tf->regs[j]);
 		printk("%s\n", line);
 	}

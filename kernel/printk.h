@@ -5,13 +5,9 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include "fmt.h"
 
-/* Format like a small printf: %d %i %u %x %X %p %s %c %%, the l/ll/z
- * length modifiers, width, and the '0' and '-' flags. Always
- * NUL-terminates (size > 0); returns the length the full output would have. */
-int vsnprintk(char *buf, size_t size, const char *fmt, va_list ap);
-int snprintk(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* vsnprintf and snprintf come from lib/fmt.c (shared with user programs). */
 
 /* Print to the console. Lines longer than the internal buffer (512 bytes)
  * are truncated. Safe from any context, interrupts included. */

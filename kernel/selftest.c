@@ -10,12 +10,12 @@ int ktest_fail_fmt(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintk(why, whylen, fmt, ap);
+	vsnprintf(why, whylen, fmt, ap);
 	va_end(ap);
 	return 1;
 }
 
-int ktest_run_all(const char *prefix, int *passed)
+int ktest_run_each(const char *prefix, int *passed)
 {
 	int p = 0, f = 0;
 	for (const struct ktest *t = __ktests_start; t < __ktests_end; t++) {
@@ -35,7 +35,13 @@ int ktest_run_all(const char *prefix, int *passed)
 			f++;
 		}
 	}
-	printk("selftest: %d passed, %d failed\n", p, f);
 	*passed = p;
+	return f;
+}
+
+int ktest_run_all(const char *prefix, int *passed)
+{
+	int f = ktest_run_each(prefix, passed);
+	printk("selftest: %d passed, %d failed\n", *passed, f);
 	return f;
 }

@@ -75,22 +75,11 @@ static int run_line(char *line)
 		return 2;
 	memcpy(copy, line, len + 1);
 	char *argv[MAX_ARGS + 1];
-	int argc = 0;
-	char *p = line;
-	while (*p) {
-		while (*p == ' ' || *p == '\t')
-			*p++ = 0;
-		if (!*p)
-			break;
-		if (argc == MAX_ARGS) {
-			printf("shell: too many arguments (max %d)\n", MAX_ARGS);
-			return 2;
-		}
-		argv[argc++] = p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
+	int argc = split_args(line, argv, MAX_ARGS);
+	if (argc < 0) {
+		printf("shell: too many arguments (max %d)\n", MAX_ARGS);
+		return 2;
 	}
-	argv[argc] = 0;
 	if (!argc)
 		return 0;
 	for (int i = 0; i < NCMDS; i++)

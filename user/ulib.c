@@ -1,38 +1,7 @@
-/* Freestanding helpers for user programs: strings, printf over SYS_PUTS,
+/* Freestanding helpers for user programs: printf over SYS_PUTS (strings
+ * and formatting come from lib/),
  * slot bookkeeping, anonymous memory and threads. */
 #include "ulib.h"
-
-void *memset(void *d, int c, size_t n)
-{
-	volatile unsigned char *p = d;
-	while (n--)
-		*p++ = (unsigned char)c;
-	return d;
-}
-
-void *memcpy(void *d, const void *s, size_t n)
-{
-	unsigned char *p = d;
-	const unsigned char *q = s;
-	while (n--)
-		*p++ = *q++;
-	return d;
-}
-
-size_t strlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
-int strcmp(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return (unsigned char)*a - (unsigned char)*b;
-}
 
 int parse_ulong(const char *s, unsigned long *out)
 {
@@ -46,87 +15,6 @@ int parse_ulong(const char *s, unsigned long *out)
 	}
 	*out = v;
 	return 0;
-}
-
-struct outbuf { char *p; size_t n, len; };
-static void put(struct outbuf *o, char c)
-{
-	if (o->len + 1 < o->n)
-		o->p[o->len] = c;
-	o->len++;
-}
-
-int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
-{
-	struct outbuf o = { buf, size, 0 };
-	for (; *fmt; fmt++) {
-		if (*fmt != '%') {
-			put(&o, *fmt);
-			continue;
-		}
-		fmt++;
-		int width = 0, zero = 0, lng = 0;
-		if (*fmt == '0')
-			zero = 1, fmt++;
-		while (*fmt >= '0' && *fmt <= '9')
-			width = width * 10 + (*fmt++ - '0');
-		while (*fmt == 'l')
-			lng = 1, fmt++;
-		char tmp[24];
-		int n = 0;
-		unsigned long u;
-		switch (*fmt) {
-		case 'd': {
-			long v = lng ? va_arg(ap, long) : va_arg(ap, int);
-			int neg = v < 0;
-			u = neg ? -(unsigned long)v : (unsigned long)v;
-			do tmp[n++] = (char)('0' + u % 10); while (u /= 10);
-			if (neg)
-				tmp[n++] = '-';
-			break;
-		}
-		case 'u':
-		case 'x':
-			u = lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
-			if (*fmt == 'u')
-				do tmp[n++] = (char)('0' + u % 10); while (u /= 10);
-			else
-				do tmp[n++] = "0123456789abcdef"[u % 16]; while (u /= 16);
-			break;
-		case 's': {
-			const char *s = va_arg(ap, const char *);
-			int l = (int)strlen(s);
-			for (int i = l; i < width; i++)
-				put(&o, ' ');
-			while (*s)
-				put(&o, *s++);
-			continue;
-		}
-		case 'c':
-			put(&o, (char)va_arg(ap, int));
-			continue;
-		default:
-			put(&o, '%');
-			put(&o, *fmt);
-			continue;
-		}
-		for (int i = n; i < width; i++)
-			put(&o, zero ? '0' : ' ');
-		while (n)
-			put(&o, tmp[--n]);
-	}
-	if (size)
-		buf[o.len < size ? o.len : size - 1] = 0;
-	return (int)o.len;
-}
-
-int snprintf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return n;
 }
 
 void printf(const char *fmt, ...)

@@ -8,6 +8,8 @@
 #include <patina/errno.h>
 #include <patina/syscall.h>
 #include <patina/cap.h>
+#include "kstring.h"   /* lib/: mem*, str* */
+#include "fmt.h"       /* lib/: vsnprintf, snprintf */
 
 struct sysret { long a0, a1, a2, a3, a4, a5, a6; };
 
@@ -72,13 +74,7 @@ static inline uint64_t rdinstret(void) { uint64_t t; __asm__ volatile("rdinstret
 static inline uint64_t rdcycle(void) { uint64_t t; __asm__ volatile("rdcycle %0" : "=r"(t)); return t; }
 
 /* ulib.c */
-void *memset(void *d, int c, size_t n);
-void *memcpy(void *d, const void *s, size_t n);
-size_t strlen(const char *s);
-int strcmp(const char *a, const char *b);
 int parse_ulong(const char *s, unsigned long *out);
-int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
-int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long slot_alloc(void);             /* a free CSpace slot of this task (not thread safe) */
 void slot_release(long s);

@@ -304,34 +304,6 @@ static long sys_task_region(struct task *t, long slot, long dst)
 	return err;
 }
 
-extern const struct ktest __ktests_start[], __ktests_end[];
-
-/* The in-kernel tests whose name starts with prefix, one line each, no
- * summary (the user-level selftest prints one for both). Frees that an
- * earlier test deferred through RCU are drained before each test, since
- * several count free frames. Returns failures; *passed gets passes. */
-static int ktest_run_each(const char *prefix, int *passed)
-{
-	int p = 0, f = 0;
-	for (const struct ktest *t = __ktests_start; t < __ktests_end; t++) {
-		if (!str_starts_with(t->name, prefix))
-			continue;
-		char why[KTEST_WHY_LEN];
-		why[0] = 0;
-		if (rcu_barrier(2000000))
-			printk("selftest: RCU callbacks still pending before %s\n", t->name);
-		if (t->fn(why, sizeof why) == 0) {
-			printk("test %s: ok\n", t->name);
-			p++;
-		} else {
-			printk("test %s: FAIL %s\n", t->name, why[0] ? why : "(no reason)");
-			f++;
-		}
-	}
-	*passed = p;
-	return f;
-}
-
 static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t b)
 {
 	int err = 0;

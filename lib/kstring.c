@@ -142,3 +142,22 @@ int parse_u64(const char *s, unsigned long long *out)
 	*out = v;
 	return 0;
 }
+
+int split_args(char *line, char **argv, int max)
+{
+	int argc = 0;
+	char *p = line;
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = 0;
+		if (!*p)
+			break;
+		if (argc == max)
+			return -1;
+		argv[argc++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+	argv[argc] = NULL;
+	return argc;
+}

@@ -1,4 +1,5 @@
-/* Freestanding string and memory helpers. The mem* and str* functions keep
+/* Freestanding string and memory helpers (lib/kstring.c), compiled into
+ * the kernel and into user programs. The mem* and str* functions keep
  * the standard C signatures because the compiler may emit calls to them. */
 #ifndef KERNEL_KSTRING_H
 #define KERNEL_KSTRING_H
@@ -25,5 +26,10 @@ int str_starts_with(const char *s, const char *prefix);
 /* Parse an unsigned decimal (or 0x-prefixed hex) number; the whole string
  * must be consumed. Returns 0 and *out, or -E_INVAL. */
 int parse_u64(const char *s, unsigned long long *out);
+
+/* Split line (modified in place) at spaces and tabs into argv, which must
+ * hold max + 1 pointers; argv[argc] is NULL. Returns argc, or -1 if there
+ * are more than max words (argv is then partly filled). */
+int split_args(char *line, char **argv, int max);
 
 #endif
