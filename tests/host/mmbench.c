@@ -10,6 +10,7 @@
  * {"bench","contention","threads","mm","paging","ops","ns_per_op",
  *  "ops_per_sec","instret_per_op"} (instret_per_op is null on the host). */
 #include "host_platform.h"
+#include "testutil.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -131,13 +132,7 @@ static void *worker(void *arg)
 }
 
 static uint64_t rng = 1;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 
 static void run(enum bench b)
 {

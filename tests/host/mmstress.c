@@ -13,6 +13,7 @@
  * Exit 0 iff every check held. */
 #include "host_platform.h"
 #include "spec.h"
+#include "testutil.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -54,14 +55,7 @@ struct th {
 	struct spec_page *mine;   /* private model of the range held */
 };
 
-static uint64_t rnd(struct th *t)
-{
-	t->rng ^= t->rng << 13;
-	t->rng ^= t->rng >> 7;
-	t->rng ^= t->rng << 17;
-	return t->rng;
-}
-static uint64_t rndn(struct th *t, uint64_t n) { return rnd(t) % n; }
+static uint64_t rndn(struct th *t, uint64_t n) { return xorshift64_below(&t->rng, n); }
 
 static bool check_range(struct mm_cursor *c, struct spec *want, uint64_t lo, uint64_t hi,
 			const char *when)

@@ -4,6 +4,7 @@
  * every frame is back at the end. Exit 0 iff every check held. */
 #include "host_platform.h"
 #include "spec.h"
+#include "testutil.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,25 +16,13 @@ static const struct mm_protocol *P;
 static int fails;
 static uint64_t rng = 88172645463325252ull;
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			if (++fails > 20)                                       \
-				exit(1);                                        \
-		}                                                               \
-	} while (0)
-
-static uint64_t rnd(void)
+static void check_failed(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	if (++fails > 20)
+		exit(1);
 }
-static uint64_t rndn(uint64_t n) { return rnd() % n; }
+
+static uint64_t rndn(uint64_t n) { return xorshift64_below(&rng, n); }
 
 #define PG MM_PAGE_SIZE
 #define MB2 (1ull << 21)

@@ -16,6 +16,7 @@
  * spec on purpose (multi-page unmaps forgotten): the run must then fail. */
 #include "host_platform.h"
 #include "spec.h"
+#include "testutil.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,15 +43,10 @@ static uint64_t base;     /* VA of window page 0 */
 static unsigned long fails;
 static int mutate;
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "FAIL: ");                              \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			fails++;                                                \
-		}                                                               \
-	} while (0)
+static void check_failed(void)
+{
+	fails++;
+}
 
 static const char *kind_name[] = { "map", "map-cow", "mark-reserved", "mark-swapped",
 				   "mark-invalid", "unmap" };

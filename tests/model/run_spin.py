@@ -36,29 +36,22 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL_FILES = ["rw.pml", "adv.pml", "tree.pml"]
 
+# Workloads both correct models run, safety: P1, no use after free, no
+# deadlock. suffix -> (defines, what it shows, after "<model>, ").
+SAFETY_WORKLOADS = [
+    ("", [], "2 threads x 2 transactions, covers on all levels"),
+    ("-w2", ["WORKLOAD=2"], "root cover removing a whole level-1 subtree"),
+    ("-w3", ["WORKLOAD=3"], "ranges spanning their whole cover page"),
+    ("-3t", ["NT=3", "NTX=1", "WORKLOAD=1"], "3 threads x 1 transaction"),
+    ("-w3-lowest", ["WORKLOAD=3", "LOWEST_COVER"],
+     "whole-page ranges, cover = lowest page spanning the range"),
+]
+
 # name -> (model, defines, mode, expectation, what it shows)
 RUNS = [
-    # correct models, safety: P1, no use after free, no deadlock
-    ("rw", "rw", [], "safety", "ok",
-     "rw, 2 threads x 2 transactions, covers on all levels"),
-    ("rw-w2", "rw", ["WORKLOAD=2"], "safety", "ok",
-     "rw, root cover removing a whole level-1 subtree"),
-    ("rw-w3", "rw", ["WORKLOAD=3"], "safety", "ok",
-     "rw, ranges spanning their whole cover page"),
-    ("rw-3t", "rw", ["NT=3", "NTX=1", "WORKLOAD=1"], "safety", "ok",
-     "rw, 3 threads x 1 transaction"),
-    ("adv", "adv", [], "safety", "ok",
-     "adv, 2 threads x 2 transactions, covers on all levels"),
-    ("adv-w2", "adv", ["WORKLOAD=2"], "safety", "ok",
-     "adv, root cover removing a whole level-1 subtree"),
-    ("adv-w3", "adv", ["WORKLOAD=3"], "safety", "ok",
-     "adv, ranges spanning their whole cover page"),
-    ("adv-3t", "adv", ["NT=3", "NTX=1", "WORKLOAD=1"], "safety", "ok",
-     "adv, 3 threads x 1 transaction"),
-    ("rw-w3-lowest", "rw", ["WORKLOAD=3", "LOWEST_COVER"], "safety", "ok",
-     "rw, whole-page ranges, cover = lowest page spanning the range"),
-    ("adv-w3-lowest", "adv", ["WORKLOAD=3", "LOWEST_COVER"], "safety", "ok",
-     "adv, whole-page ranges, cover = lowest page spanning the range"),
+    # correct models, safety
+    *[(m + sfx, m, defs, "safety", "ok", m + ", " + what)
+      for m in ("rw", "adv") for sfx, defs, what in SAFETY_WORKLOADS],
     # correct models, liveness: every thread finishes, weak fairness
     ("rw-live", "rw", [], "live", "ok",
      "rw: <> all threads done, weak fairness"),

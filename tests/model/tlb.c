@@ -34,6 +34,7 @@
  * release). */
 #include "host_platform.h"
 #include "spec.h"
+#include "testutil.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -82,25 +83,13 @@ struct parked { uint64_t pa; unsigned level; unsigned long gen; };
 static struct parked parked[MAX_PARKED];
 static unsigned nparked;
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "FAIL: ");                              \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			if (INC(fails) > 10)                                    \
-				exit(1);                                        \
-		}                                                               \
-	} while (0)
-
-static uint64_t rnd(void)
+static void check_failed(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	if (INC(fails) > 10)
+		exit(1);
 }
-static uint64_t rndn(uint64_t n) { return rnd() % n; }
+
+static uint64_t rndn(uint64_t n) { return xorshift64_below(&rng, n); }
 
 /* The hardware walker: lock-free, one atomic load per level. Fills *out
  * with the leaf that translates va; false if none. */
