@@ -61,24 +61,22 @@ static unsigned sv_prot(uint64_t pte)
 static bool sv_accessed(uint64_t pte) { return pte & SV_A; }
 static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 
-const struct pt_arch mm_arch_sv39 = {
-	.name = "sv39", .levels = 3, .bits_per_level = 9, .va_bits = 39,
-	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
-	.user_lo = 0, .user_last = (1ull << 38) - 1,
-	.kernel_lo = ~0ull << 38, .kernel_last = ~0ull,
-	.make_leaf = sv_make_leaf, .make_table = sv_make_table,
-	.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,
-	.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,
-};
+/* Sv39 and Sv48 share the PTE format and differ only in the number of
+ * levels and the VA width; the user half is the low canonical half, the
+ * kernel half the high one. */
+#define SV_ARCH(nm, lv, vb)                                                     \
+	{                                                                       \
+		.name = nm, .levels = lv, .bits_per_level = 9, .va_bits = vb,   \
+		.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),               \
+		.user_lo = 0, .user_last = (1ull << ((vb) - 1)) - 1,            \
+		.kernel_lo = ~0ull << ((vb) - 1), .kernel_last = ~0ull,         \
+		.make_leaf = sv_make_leaf, .make_table = sv_make_table,         \
+		.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,  \
+		.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,    \
+	}
+
+const struct pt_arch mm_arch_sv39 = SV_ARCH("sv39", 3, 39);
 
 /* Sv48 also allows 512 GiB leaves at level 4; we do not offer them (the
  * other arches have no equivalent and nothing here needs them). */
-const struct pt_arch mm_arch_sv48 = {
-	.name = "sv48", .levels = 4, .bits_per_level = 9, .va_bits = 48,
-	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
-	.user_lo = 0, .user_last = (1ull << 47) - 1,
-	.kernel_lo = ~0ull << 47, .kernel_last = ~0ull,
-	.make_leaf = sv_make_leaf, .make_table = sv_make_table,
-	.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,
-	.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,
-};
+const struct pt_arch mm_arch_sv48 = SV_ARCH("sv48", 4, 48);

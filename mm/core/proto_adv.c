@@ -11,8 +11,13 @@
  *    grace period (retire), so lock-free walkers never touch freed memory. */
 #include "internal.h"
 
-static void lock_desc(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
-		      uint64_t lo, uint64_t hi)
+/* Lock (lock=true) or unlock every existing descendant of pg (level L,
+ * covering from base) that overlaps [lo, hi]. Locks are taken in DFS
+ * pre-order (parent before children: the global order that makes adv
+ * deadlock-free) and dropped in the mirror order (children first).
+ * Needs pg held by the cursor, so no descendant can be unlinked meanwhile. */
+static void walk_desc(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+		      uint64_t lo, uint64_t hi, bool lock)
 {
 	struct mm_as *as = c->as;
 	const struct pt_arch *a = as->arch;
@@ -26,27 +31,11 @@ static void lock_desc(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint6
 		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
 		struct mm_page *ch = child_of(as, e, L);
 		/* pg is ours, so ch stays linked: it cannot be stale */
-		mm_spin_lock(as->plat, &ch->lock);
-		lock_desc(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el);
-	}
-}
-
-static void unlock_desc(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
-			uint64_t lo, uint64_t hi)
-{
-	struct mm_as *as = c->as;
-	const struct pt_arch *a = as->arch;
-	if (L == 1)
-		return;
-	uint64_t sz = span_of(a, L);
-	for (unsigned i = pt_index(a, lo, L); i <= pt_index(a, hi, L); i++) {
-		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
-		if (!is_table(a, e, L))
-			continue;
-		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
-		struct mm_page *ch = child_of(as, e, L);
-		unlock_desc(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el);
-		mm_spin_unlock(as->plat, &ch->lock);
+		if (lock)
+			mm_spin_lock(as->plat, &ch->lock);
+		walk_desc(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el, lock);
+		if (!lock)
+			mm_spin_unlock(as->plat, &ch->lock);
 	}
 }
 
@@ -118,14 +107,14 @@ retry:
 	c->cover = pg;
 	c->cover_level = L;
 	c->cover_base = base;
-	lock_desc(c, pg, L, base, c->start, c->last);
+	walk_desc(c, pg, L, base, c->start, c->last, true);
 	p->rcu_read_unlock();
 	return MM_OK;
 }
 
 static void adv_unlock(struct mm_cursor *c)
 {
-	unlock_desc(c, c->cover, c->cover_level, c->cover_base, c->start, c->last);
+	walk_desc(c, c->cover, c->cover_level, c->cover_base, c->start, c->last, false);
 	mm_spin_unlock(c->as->plat, &c->cover->lock);
 }
 
@@ -146,8 +135,8 @@ static void adv_free(struct mm_rcu_head *h)
 	mm_pt_free_now(pg->plat, pg);
 }
 
-/* After the TLB flush; frees after a grace period too. */
-static void adv_retire(struct mm_as *as, struct mm_page *pg)
+/* After the TLB flush; frees after a grace period too (mm.h). */
+void mm_pt_retire_rcu(struct mm_as *as, struct mm_page *pg)
 {
 	pg->plat = as->plat;
 	as->plat->rcu_defer(&pg->rcu, adv_free);
@@ -155,5 +144,5 @@ static void adv_retire(struct mm_as *as, struct mm_page *pg)
 
 const struct mm_protocol mm_proto_adv = {
 	.name = "adv", .lock = adv_lock, .unlock = adv_unlock, .born = adv_born,
-	.unlinked = adv_unlinked, .retire = adv_retire,
+	.unlinked = adv_unlinked, .retire = mm_pt_retire_rcu,
 };

@@ -62,6 +62,11 @@ struct mm_protocol {
 	void (*retire)(struct mm_as *as, struct mm_page *pg);
 };
 
+/* A retire hook for protocols whose walkers run lock-free (adv, and the
+ * test-only nolock of tests/host): frees pg (and its metadata array) only
+ * after an RCU grace period of as's platform. Needs pg unlinked and flushed. */
+void mm_pt_retire_rcu(struct mm_as *as, struct mm_page *pg);
+
 extern const struct mm_protocol mm_proto_rw;
 extern const struct mm_protocol mm_proto_adv;
 /* "rw" / "adv" -> table, NULL if unknown. */
