@@ -15,23 +15,38 @@
 
 struct mm_as kernel_as;
 
-static uint64_t kp_pt_alloc(void)
+/* --- the part shared with the user ASes' table (kernel/mk/uvm.c) --- */
+uint64_t kmm_pt_alloc(void)
 {
 	paddr_t pa;
 	return frame_alloc(0, &pa) ? MM_NOFRAME : pa;
 }
 
-static void kp_pt_free(uint64_t pa)
+void kmm_pt_free(uint64_t pa)
 {
 	if (frame_free(pa))
 		panic("mm: freeing PT frame %lx that is not allocated", (unsigned long)pa);
 }
 
-static void *kp_phys_to_virt(uint64_t pa)
+void *kmm_phys_to_virt(uint64_t pa)
 {
 	return phys_to_virt(pa);
 }
 
+void kmm_relax(void)
+{
+	cpu_relax();
+}
+
+void kmm_rcu_read_lock(void) { rcu_read_lock(); }
+void kmm_rcu_read_unlock(void) { rcu_read_unlock(); }
+
+void kmm_panic(const char *msg)
+{
+	panic("%s", msg);
+}
+
+/* --- the kernel AS's own: descriptors, release, pool, TLB policy --- */
 static struct mm_page *kp_page_desc(uint64_t pa)
 {
 	return frame_desc(pa);
@@ -50,11 +65,6 @@ static void kp_frame_release(uint64_t pa, unsigned level)
 static struct mm_pool *kp_pool(void)
 {
 	return &this_cpu()->mm_pool;
-}
-
-static void kp_relax(void)
-{
-	cpu_relax();
 }
 
 /* Flush [start, end) on this hart and, through SBI RFENCE (which needs no
@@ -93,30 +103,12 @@ static void kp_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 	}
 }
 
-static void kp_rcu_read_lock(void) { rcu_read_lock(); }
-static void kp_rcu_read_unlock(void) { rcu_read_unlock(); }
-
-static void kp_panic(const char *msg)
-{
-	panic("%s", msg);
-}
-
 const struct mm_platform kernel_mm_platform = {
-	.pt_alloc = kp_pt_alloc,
-	.pt_free = kp_pt_free,
-	.phys_to_virt = kp_phys_to_virt,
+	KMM_PLATFORM_COMMON,
 	.page_desc = kp_page_desc,
 	.frame_release = kp_frame_release,
 	.pool = kp_pool,
-	.relax = kp_relax,
-	/* Locks: the core's own atomics, guarded by preempt_*. */
-	.preempt_disable = preempt_disable,
-	.preempt_enable = preempt_enable,
-	.rcu_read_lock = kp_rcu_read_lock,
-	.rcu_read_unlock = kp_rcu_read_unlock,
-	.rcu_defer = rcu_defer,
 	.tlb_flush = kp_tlb_flush,
-	.panic = kp_panic,
 };
 
 /* Map [va, va + len) -> pa in the kernel AS under one transaction. */

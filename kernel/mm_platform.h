@@ -9,6 +9,30 @@
 #include "kernel.h"
 
 extern const struct mm_platform kernel_mm_platform;
+
+/* The platform hooks that are the same for the kernel AS and user ASes
+ * (kernel/mk/uvm.c): PT pages from mm/frame, the direct map, interrupts-off
+ * preemption, RCU from rcu.c, panic. The tables differ only in descriptors,
+ * data-frame release, per-hart pools and TLB-flush policy. */
+uint64_t kmm_pt_alloc(void);
+void kmm_pt_free(uint64_t pa);          /* panics if pa is not allocated */
+void *kmm_phys_to_virt(uint64_t pa);
+void kmm_relax(void);
+void kmm_rcu_read_lock(void);
+void kmm_rcu_read_unlock(void);
+void kmm_panic(const char *msg);
+#define KMM_PLATFORM_COMMON \
+	.pt_alloc = kmm_pt_alloc, \
+	.pt_free = kmm_pt_free, \
+	.phys_to_virt = kmm_phys_to_virt, \
+	.relax = kmm_relax, \
+	/* Locks: the core's own atomics, guarded by preempt_*. */ \
+	.preempt_disable = preempt_disable, \
+	.preempt_enable = preempt_enable, \
+	.rcu_read_lock = kmm_rcu_read_lock, \
+	.rcu_read_unlock = kmm_rcu_read_unlock, \
+	.rcu_defer = rcu_defer, \
+	.panic = kmm_panic
 extern struct mm_as kernel_as;
 
 /*

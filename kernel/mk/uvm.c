@@ -56,17 +56,7 @@ static struct finfo *fi_of(uint64_t pa)
 }
 
 /* --- the platform table --- */
-static uint64_t p_pt_alloc(void)
-{
-	paddr_t pa;
-	return frame_alloc(0, &pa) ? MM_NOFRAME : pa;
-}
-static void p_pt_free(uint64_t pa)
-{
-	if (frame_free(pa))
-		panic("uvm: PT frame %lx freed twice", (unsigned long)pa);
-}
-static void *p_phys_to_virt(uint64_t pa) { return phys_to_virt(pa); }
+/* (the hooks shared with the kernel AS: KMM_PLATFORM_COMMON, mm_platform.c) */
 static struct mm_page *p_page_desc(uint64_t pa)
 {
 	struct finfo *f = fi_of(pa);
@@ -81,10 +71,6 @@ static void p_frame_release(uint64_t pa, unsigned level)
 		uvm_frame_put(pa + i * PAGE_SIZE);
 }
 static struct mm_pool *p_pool(void) { return &pools[this_cpu()->index]; }
-static void p_relax(void) { cpu_relax(); }
-static void p_rcu_read_lock(void) { rcu_read_lock(); }
-static void p_rcu_read_unlock(void) { rcu_read_unlock(); }
-static void p_panic(const char *msg) { panic("%s", msg); }
 
 /* Flush [start, end) of as on every hart that ever ran it. SBI RFENCE
  * returns after the remote harts flushed, which the core's contract needs
@@ -126,20 +112,11 @@ static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 }
 
 const struct mm_platform uvm_platform = {
-	.pt_alloc = p_pt_alloc,
-	.pt_free = p_pt_free,
-	.phys_to_virt = p_phys_to_virt,
+	KMM_PLATFORM_COMMON,
 	.page_desc = p_page_desc,
 	.frame_release = p_frame_release,
 	.pool = p_pool,
-	.relax = p_relax,
-	.preempt_disable = preempt_disable,
-	.preempt_enable = preempt_enable,
-	.rcu_read_lock = p_rcu_read_lock,
-	.rcu_read_unlock = p_rcu_read_unlock,
-	.rcu_defer = rcu_defer,
 	.tlb_flush = p_tlb_flush,
-	.panic = p_panic,
 };
 
 /* --- frames --- */
