@@ -416,17 +416,31 @@ static int t_reply_without_caller(char *why)
 	return 0;
 }
 
+/* Spawn module 0 as a child with spawn argument arg and quota frames (no
+ * cap given), wait for it and drop its task cap. Returns 0 with the exit
+ * status in *st, or the slot/spawn error (nothing left behind). */
+static long run_child(uint64_t arg, long quota, long *st)
+{
+	long task = slot_alloc();
+	if (task < 0)
+		return task;
+	long r = task_spawn(0, arg, task, quota, SLOT_NONE);
+	if (r == 0) {
+		*st = task_wait(task);
+		cap_delete(task);
+	}
+	slot_release(task);
+	return r;
+}
+
 static int t_isolation(char *why)
 {
 	/* The child cannot reach our caps or our memory. */
 	uint64_t va = 0x54000000;
 	CHECK(mem_reserve(va, 0x1000) == 0, "reserve");
 	*(volatile uint64_t *)va = 0x5ec2e7;
-	long task = slot_alloc();
-	CHECK(task_spawn(0, ROLE_PROBE | (va << 8), task, QUOTA, SLOT_NONE) == 0, "spawn");
-	long st = task_wait(task);
-	cap_delete(task);
-	slot_release(task);
+	long st;
+	CHECK(run_child(ROLE_PROBE | (va << 8), QUOTA, &st) == 0, "spawn");
 	CHECK(st == 128 + 13, "probe exit %ld (50/51: reached caps, >=52: read our memory)", st);
 	return 0;
 }
@@ -508,11 +522,8 @@ static int t_kill_frees_everything(char *why)
 
 static int t_fault_kills_task_only(char *why)
 {
-	long task = slot_alloc();
-	CHECK(task_spawn(0, ROLE_FAULT, task, QUOTA, SLOT_NONE) == 0, "spawn");
-	long st = task_wait(task);
-	cap_delete(task);
-	slot_release(task);
+	long st;
+	CHECK(run_child(ROLE_FAULT, QUOTA, &st) == 0, "spawn");
 	CHECK(st == 128 + 15, "faulting child exit %ld", st);
 	return 0;
 }
@@ -529,13 +540,10 @@ static int t_wait_rules(char *why)
 static int t_quota(char *why)
 {
 	/* A task with 40 frames of quota cannot fill 1 MiB: it dies of OOM. */
-	long task = slot_alloc();
 	struct kcounters before;
 	settled_counters(&before);
-	CHECK(task_spawn(0, ROLE_HOG, task, 40, SLOT_NONE) == 0, "spawn");
-	long st = task_wait(task);
-	cap_delete(task);
-	slot_release(task);
+	long st;
+	CHECK(run_child(ROLE_HOG, 40, &st) == 0, "spawn");
 	CHECK(st == 128 + 15 || st == 12 || st == 11, "quota child exit %ld", st);
 	CHECK(task_spawn(0, ROLE_HOG, 40, 1L << 40, SLOT_NONE) == -E_QUOTA, "huge quota granted");
 	return counters_equal(&before, why);

@@ -244,6 +244,18 @@ static long do_recv(struct thread *me, struct endpoint *e)
 	return RET_KEEP;
 }
 
+/* Needs mk_lock; c blocked in B_REPLY. Its call returns 0 with words w
+ * (a1..a4) and no cap or badge (a5, a6 zero). Does not wake c. */
+static void set_reply(struct thread *c, const uint64_t *w)
+{
+	struct trap_frame *tf = &c->uf->tf;
+	tf->regs[10] = 0;
+	for (int i = 0; i < IPC_WORDS; i++)
+		tf->regs[11 + i] = w[i];
+	tf->regs[15] = 0;
+	tf->regs[16] = 0;
+}
+
 /* Needs mk_lock. Answer me->caller with words w; returns the caller to run
  * (not yet woken) or NULL. */
 static struct thread *do_reply(struct thread *me, const uint64_t *w)
@@ -252,12 +264,7 @@ static struct thread *do_reply(struct thread *me, const uint64_t *w)
 	me->caller = NULL;
 	if (!c || c->state != T_BLOCKED || c->block != B_REPLY)
 		return NULL;
-	struct trap_frame *tf = &c->uf->tf;
-	tf->regs[10] = 0;
-	for (int i = 0; i < IPC_WORDS; i++)
-		tf->regs[11 + i] = w[i];
-	tf->regs[15] = 0;
-	tf->regs[16] = 0;
+	set_reply(c, w);
 	return c;
 }
 
@@ -297,12 +304,7 @@ static long reply_cap_op(struct thread *me, long nr, long slot, const uint64_t *
 	int live = c->reply_saved && c->state == T_BLOCKED && c->block == B_REPLY;
 	if (live) {
 		c->reply_saved = 0;
-		struct trap_frame *tf = &c->uf->tf;
-		tf->regs[10] = 0;
-		for (int i = 0; i < IPC_WORDS; i++)
-			tf->regs[11 + i] = w[i];
-		tf->regs[15] = 0;
-		tf->regs[16] = 0;
+		set_reply(c, w);
 		wake(c);
 	}
 	cap_delete(rc);      /* one shot */
