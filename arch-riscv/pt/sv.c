@@ -17,15 +17,19 @@
 #define SV_PPN_SHIFT 10
 #define SV_PPN_MASK  ((1ull << 44) - 1)
 
+/* Each MM_PROT_* bit is one Sv PTE bit (both directions of the mapping). */
+static const struct { unsigned prot; uint64_t pte; } sv_prot_bits[] = {
+	{ MM_PROT_R, SV_R }, { MM_PROT_W, SV_W }, { MM_PROT_X, SV_X },
+	{ MM_PROT_U, SV_U }, { MM_PROT_G, SV_G },
+};
+
 static uint64_t sv_make_leaf(uint64_t pa, unsigned prot, unsigned level)
 {
 	(void)level;
 	uint64_t e = SV_V | ((pa >> MM_PAGE_SHIFT) << SV_PPN_SHIFT);
-	if (prot & MM_PROT_R) e |= SV_R;
-	if (prot & MM_PROT_W) e |= SV_W;
-	if (prot & MM_PROT_X) e |= SV_X;
-	if (prot & MM_PROT_U) e |= SV_U;
-	if (prot & MM_PROT_G) e |= SV_G;
+	for (unsigned i = 0; i < sizeof(sv_prot_bits) / sizeof(sv_prot_bits[0]); i++)
+		if (prot & sv_prot_bits[i].prot)
+			e |= sv_prot_bits[i].pte;
 	return e;
 }
 
@@ -50,11 +54,9 @@ static uint64_t sv_addr(uint64_t pte, unsigned level)
 static unsigned sv_prot(uint64_t pte)
 {
 	unsigned p = 0;
-	if (pte & SV_R) p |= MM_PROT_R;
-	if (pte & SV_W) p |= MM_PROT_W;
-	if (pte & SV_X) p |= MM_PROT_X;
-	if (pte & SV_U) p |= MM_PROT_U;
-	if (pte & SV_G) p |= MM_PROT_G;
+	for (unsigned i = 0; i < sizeof(sv_prot_bits) / sizeof(sv_prot_bits[0]); i++)
+		if (pte & sv_prot_bits[i].pte)
+			p |= sv_prot_bits[i].prot;
 	return p;
 }
 
