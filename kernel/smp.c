@@ -150,3 +150,33 @@ int smp_call_wait(uint32_t idx, uint64_t us)
 	}
 	return 0;
 }
+
+int smp_call_others_async(smp_fn_t fn, void *arg, uint32_t *bad)
+{
+	uint32_t me = this_cpu()->index;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		if (i == me)
+			continue;
+		int err = smp_call_async(i, fn, arg);
+		if (err) {
+			*bad = i;
+			return err;
+		}
+	}
+	return 0;
+}
+
+int smp_call_others_wait(uint64_t us, uint32_t *bad)
+{
+	uint32_t me = this_cpu()->index;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		if (i == me)
+			continue;
+		int err = smp_call_wait(i, us);
+		if (err) {
+			*bad = i;
+			return err;
+		}
+	}
+	return 0;
+}

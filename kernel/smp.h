@@ -34,6 +34,13 @@ void ipi_interrupt(void);
 int smp_call_async(uint32_t idx, smp_fn_t fn, void *arg);
 int smp_call_wait(uint32_t idx, uint64_t us);
 
+/* The same for every online hart but this one, in index order: post to
+ * each, or wait for each (up to `us` microseconds per hart). On the first
+ * failure returns its error with *bad = that hart's index (harts before it
+ * were already posted to / finished). Same restrictions as above. */
+int smp_call_others_async(smp_fn_t fn, void *arg, uint32_t *bad);
+int smp_call_others_wait(uint64_t us, uint32_t *bad);
+
 /* Idle loop for harts with nothing to do: wfi with interrupts on. */
 void idle_loop(void) __attribute__((noreturn));
 

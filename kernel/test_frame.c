@@ -309,15 +309,13 @@ KTEST(20, frame_smp_stress)
 	stress_go = 0;
 	stress_done = 0;
 	stress_errors = 0;
-	uint32_t me = this_cpu()->index;
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && smp_call_async(i, stress_body, NULL))
-			return KFAIL("cannot post to hart %u", cpus[i].hartid);
+	uint32_t bad;
+	if (smp_call_others_async(stress_body, NULL, &bad))
+		return KFAIL("cannot post to hart %u", cpus[bad].hartid);
 	__atomic_store_n(&stress_go, 1, __ATOMIC_RELEASE);
 	stress_body(NULL);
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && smp_call_wait(i, 20000000))
-			return KFAIL("hart %u did not finish", cpus[i].hartid);
+	if (smp_call_others_wait(20000000, &bad))
+		return KFAIL("hart %u did not finish", cpus[bad].hartid);
 	if (stress_done != ncpus)
 		return KFAIL("%u of %u harts finished", stress_done, ncpus);
 	if (stress_errors)

@@ -29,14 +29,12 @@ KTEST(30, smp_rendezvous)
 	arrived = 0;
 	arrived_mask = 0;
 	barrier_timeouts = 0;
-	uint32_t me = this_cpu()->index;
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && smp_call_async(i, barrier_body, NULL))
-			return KFAIL("cannot post to hart %u", cpus[i].hartid);
+	uint32_t bad;
+	if (smp_call_others_async(barrier_body, NULL, &bad))
+		return KFAIL("cannot post to hart %u", cpus[bad].hartid);
 	barrier_body(NULL);
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && smp_call_wait(i, 10000000))
-			return KFAIL("hart %u never left the barrier", cpus[i].hartid);
+	if (smp_call_others_wait(10000000, &bad))
+		return KFAIL("hart %u never left the barrier", cpus[bad].hartid);
 	uint64_t all = ncpus == 64 ? ~0ULL : (1ULL << ncpus) - 1;
 	if (barrier_timeouts)
 		return KFAIL("%u harts timed out at the barrier (%u of %u arrived)",
@@ -60,17 +58,15 @@ static void ping_others(void *arg)
 
 KTEST(30, ipi_all_pairs)
 {
-	uint32_t me = this_cpu()->index;
 	ping_errors = 0;
 	for (uint32_t i = 0; i < ncpus; i++)
 		__atomic_store_n(&cpus[i].pings_seen, 0, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && smp_call_async(i, ping_others, NULL))
-			return KFAIL("cannot post to hart %u", cpus[i].hartid);
+	uint32_t bad;
+	if (smp_call_others_async(ping_others, NULL, &bad))
+		return KFAIL("cannot post to hart %u", cpus[bad].hartid);
 	ping_others(NULL);
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && smp_call_wait(i, 10000000))
-			return KFAIL("hart %u did not run its pings", cpus[i].hartid);
+	if (smp_call_others_wait(10000000, &bad))
+		return KFAIL("hart %u did not run its pings", cpus[bad].hartid);
 	if (ping_errors)
 		return KFAIL("%u SBI send_ipi errors", ping_errors);
 	uint64_t all = ncpus == 64 ? ~0ULL : (1ULL << ncpus) - 1;
