@@ -13,7 +13,7 @@
  * are truncated. Safe from any context, interrupts included. */
 void printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Write raw bytes under the console lock (the shell's echo uses this). */
+/* Write raw bytes under the console lock (SYS_PUTS uses this). */
 void console_write(const char *s, size_t len);
 
 /* Called by panic: later printk calls stop waiting for a lock that a
