@@ -505,9 +505,12 @@ static int t_kill_frees_everything(char *why)
 	settled_counters(&before);
 	CHECK(task_spawn(0, ROLE_HOG, task, QUOTA, SLOT_NONE) == 0, "spawn");
 	struct kcounters mid;
-	for (int i = 0; i < 2000; i++) {
+	/* Bounded by time, not by a count of yields: on a loaded host the
+	 * hog's hart may not run for a while (10 s at the 10 MHz timebase). */
+	uint64_t until = rdtime() + 100000000;
+	for (;;) {
 		dbg(DBG_COUNTERS, (uint64_t)&mid, 0);
-		if (mid.endpoints >= before.endpoints + 4)
+		if (mid.endpoints >= before.endpoints + 4 || rdtime() > until)
 			break;
 		sys_yield();
 	}
@@ -601,7 +604,9 @@ static int t_preemption(char *why)
 	int h = (int)(ncpus() - 1);
 	long a = uthread_start(spin_fn, &s1, h, 1), b = uthread_start(spin_fn, &s2, h, 1);
 	CHECK(a >= 0 && b >= 0, "threads");
-	uint64_t end = rdtime() + 3000000;     /* 0.3 s */
+	/* Ends as soon as both spinners ran; the bound (10 s) only matters
+	 * when a loaded host starves the spinners' hart. */
+	uint64_t end = rdtime() + 100000000;
 	while (rdtime() < end && !(s1.n > 1000 && s2.n > 1000))
 		sys_yield();
 	long n1 = s1.n, n2 = s2.n;
