@@ -16,6 +16,21 @@ _start:
 	/* a0 = boot hart id, a1 = DTB physical address: keep both. */
 	csrw	sie, zero
 	csrw	satp, zero
+	/* Only the first hart here is the boot hart. OpenSBI 1.1's HSM start
+	 * marks a hart START_PENDING before it stores the start address, so a
+	 * hart woken in that window jumps to the firmware's default, _start
+	 * (seen under a loaded host). Such a late hart must not clear our BSS:
+	 * it stops itself through HSM, and smp_start_harts starts it again. */
+	lla	t0, boot_claimed
+	li	t1, 1
+	amoswap.w.aqrl t1, t1, (t0)
+	beqz	t1, .Lboot_hart
+	li	a7, 0x48534D          /* SBI HSM */
+	li	a6, 1                 /* HART_STOP: does not return on success */
+	ecall
+6:	wfi
+	j	6b
+.Lboot_hart:
 
 	lla	t0, _bss_start
 	lla	t1, _bss_end
@@ -133,6 +148,10 @@ _start_secondary:
 .Lsec_high_va:	.dword .Lsec_high
 
 	.section .data
+	/* Set by the first hart into _start (in .data: BSS is cleared after). */
+	.balign 4
+boot_claimed:
+	.word	0
 	.balign 8
 	.globl kernel_va_pa_offset, boot_satp_sv48_ok, boot_satp_tramp, phys_map_base
 kernel_va_pa_offset:	.dword 0

@@ -25,6 +25,39 @@ int cpu_index_of_hartid(uint32_t hartid)
 	return -1;
 }
 
+/* Start hart `hartid` at _start_secondary with c as its struct cpu and wait
+ * for it to come online. A hart that OpenSBI 1.1 sent to _start instead (a
+ * race in its HSM start, see entry.S) stops itself; it is then started
+ * again, a few times at most. Returns 1 online, 0 not online in time, -1
+ * when SBI refused the start (reported). */
+static int start_one(uint32_t hartid, struct cpu *c)
+{
+	for (int attempt = 0; attempt < 4; attempt++) {
+		struct sbiret r = sbi_hart_start(hartid, virt_to_phys(_start_secondary),
+						 (unsigned long)(uintptr_t)c);
+		if (r.error) {
+			printk("patina: hart %u did not start (SBI error %ld)\n",
+			       hartid, r.error);
+			return -1;
+		}
+		uint64_t deadline = time_after_us(5000000);
+		while (!__atomic_load_n(&c->online, __ATOMIC_ACQUIRE) && rdtime() < deadline) {
+			/* Stopped again: it went to _start and stopped itself. */
+			struct sbiret st = sbi_hart_get_status(hartid);
+			if (!st.error && st.value == SBI_HSM_STOPPED)
+				break;
+			cpu_relax();
+		}
+		if (__atomic_load_n(&c->online, __ATOMIC_ACQUIRE))
+			return 1;
+		struct sbiret st = sbi_hart_get_status(hartid);
+		if (st.error || st.value != SBI_HSM_STOPPED)
+			return 0;
+		printk("patina: hart %u went astray at start, starting it again\n", hartid);
+	}
+	return 0;
+}
+
 uint32_t smp_start_harts(const struct boot_info *bi)
 {
 	uint32_t boot_hart = this_cpu()->hartid;
@@ -45,18 +78,10 @@ uint32_t smp_start_harts(const struct boot_info *bi)
 		c->stack_top = c->stack_bottom + KSTACK_SIZE;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 
-		struct sbiret r = sbi_hart_start(bc->hartid,
-						 virt_to_phys(_start_secondary),
-						 (unsigned long)(uintptr_t)c);
-		if (r.error) {
-			printk("patina: hart %u did not start (SBI error %ld)\n",
-			       bc->hartid, r.error);
+		int started = start_one(bc->hartid, c);
+		if (started < 0)
 			continue;
-		}
-		uint64_t deadline = time_after_us(5000000);
-		while (!__atomic_load_n(&c->online, __ATOMIC_ACQUIRE) && rdtime() < deadline)
-			cpu_relax();
-		if (!c->online) {
+		if (!started) {
 			/* It may still arrive; it would then run with an index
 			 * nobody counts, so stop counting from here. */
 			printk("patina: hart %u did not come online\n", bc->hartid);
