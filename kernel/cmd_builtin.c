@@ -1,4 +1,6 @@
-/* Built-in commands: help, meminfo, harts, selftest, poweroff, exit. */
+/* Built-in commands: help, meminfo, harts, selftest, poweroff, exit.
+ * User space reaches them through SYS_DEBUG (kernel cap with R_WRITE), so
+ * none may read memory named by an argument or panic on bad input. */
 #include "cmd.h"
 #include "bootinfo.h"
 #include "cpu.h"
@@ -67,17 +69,4 @@ KCMD(poweroff, "power the machine off")
 KCMD(exit, "power the machine off")
 {
 	return CMD_STATUS_POWEROFF;
-}
-
-/* Exists so the runner's panic detection and the trap report can be tested. */
-KCMD(fault, "[addr] load from an unmapped address (tests the trap report)")
-{
-	unsigned long long addr = 0x10;
-	if (argc > 1 && parse_u64(argv[1], &addr)) {
-		printk("fault: bad address '%s'\n", argv[1]);
-		return 2;
-	}
-	uint64_t v;
-	__asm__ volatile("ld %0, 0(%1)" : "=r"(v) : "r"((uintptr_t)addr) : "memory");
-	return (int)v;
 }

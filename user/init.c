@@ -98,7 +98,7 @@ static void read_line(char *buf, int size)
 {
 	int n = 0;
 	for (;;) {
-		long c = sc0(SYS_GETC);
+		long c = sys_getc();
 		if (c < 0) {
 			sys_yield();
 			continue;

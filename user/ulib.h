@@ -47,7 +47,8 @@ static inline struct sysret ipc(long n, long slot, const uint64_t w[4], long ext
 	return (struct sysret){ r0, r1, r2, r3, r4, r5, r6 };
 }
 
-static inline long sys_puts(const char *s, size_t n) { return sc2(SYS_PUTS, s, n); }
+static inline long sys_puts(const char *s, size_t n) { return sc3(SYS_PUTS, SLOT_CONSOLE, s, n); }
+static inline long sys_getc(void) { return sc1(SYS_GETC, SLOT_CONSOLE); }
 static inline void sys_exit(int st) { sc1(SYS_EXIT, st); for (;;) ; }
 static inline long sys_yield(void) { return sc0(SYS_YIELD); }
 static inline long cap_copy(long s, long d) { return sc2(SYS_CAP_COPY, s, d); }
@@ -58,8 +59,19 @@ static inline long cap_revoke(long s) { return sc1(SYS_CAP_REVOKE, s); }
 static inline long cap_info(long s, struct cap_info *ci) { return sc2(SYS_CAP_INFO, s, ci); }
 static inline long ep_create(long d) { return sc1(SYS_EP_CREATE, d); }
 static inline long frame_alloc(long d) { return sc1(SYS_FRAME_ALLOC, d); }
-static inline long task_spawn(long module, uint64_t arg, long dst, long quota, long give)
+/* Spawn with a full quota word (QUOTA(frames, threads, endpoints, tasks)). */
+static inline long task_spawn_q(long module, uint64_t arg, long dst, long quota, long give)
 { return sc6(SYS_TASK_SPAWN, SLOT_KERNEL, module, (long)arg, dst, quota, give); }
+/* The usual child: `frames` of frame quota, 8 threads, 16 endpoints, no
+ * children of its own. */
+#define CHILD_THREADS 8
+#define CHILD_ENDPOINTS 16
+static inline long task_spawn(long module, uint64_t arg, long dst, long frames, long give)
+{
+	if (frames < 0 || frames > 0xffffffffL)
+		return -E_QUOTA;
+	return task_spawn_q(module, arg, dst, QUOTA(frames, CHILD_THREADS, CHILD_ENDPOINTS, 0), give);
+}
 static inline long task_wait(long s) { return sc1(SYS_TASK_WAIT, s); }
 static inline long task_kill(long s) { return sc1(SYS_TASK_KILL, s); }
 static inline long task_region(long s, long d) { return sc2(SYS_TASK_REGION, s, d); }

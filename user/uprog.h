@@ -15,4 +15,7 @@ int fuzz_child(uint64_t arg);
 struct kcounters;
 void settled_counters(struct kcounters *out);
 
+/* Exploit-style isolation tests (selftest names sec_*). */
+int sec_sched_stress(char *why);
+
 #endif

@@ -5,7 +5,7 @@
 
 #define FAIL(...) do { snprintf(why, 160, __VA_ARGS__); return 1; } while (0)
 #define CHECK(c, ...) do { if (!(c)) FAIL(__VA_ARGS__); } while (0)
-#define QUOTA 512
+#define CHILD_FRAMES 512
 
 static long ncpus(void) { return dbg(DBG_NCPUS, 0, 0); }
 
@@ -246,7 +246,7 @@ static int pingpong(char *why, int server_hart, int client_hart, long iters)
 	CHECK(ep_create(ep) == 0, "ep_create");
 	/* The echo server is another task pinned by nothing; this task's client
 	 * thread is pinned to client_hart. */
-	CHECK(task_spawn(0, ROLE_ECHO, task, QUOTA, ep) == 0, "spawn echo server");
+	CHECK(task_spawn(0, ROLE_ECHO, task, CHILD_FRAMES, ep) == 0, "spawn echo server");
 	(void)server_hart;
 	struct pp p = { .ep = ep, .iters = iters, .hart = client_hart };
 	long th = uthread_start(ping_client, &p, client_hart, 1);
@@ -440,7 +440,7 @@ static int t_isolation(char *why)
 	CHECK(mem_reserve(va, 0x1000) == 0, "reserve");
 	*(volatile uint64_t *)va = 0x5ec2e7;
 	long st;
-	CHECK(run_child(ROLE_PROBE | (va << 8), QUOTA, &st) == 0, "spawn");
+	CHECK(run_child(ROLE_PROBE | (va << 8), CHILD_FRAMES, &st) == 0, "spawn");
 	CHECK(st == 128 + 13, "probe exit %ld (50/51: reached caps, >=52: read our memory)", st);
 	return 0;
 }
@@ -451,7 +451,7 @@ static int t_share_with_cap(char *why)
 	uint64_t va = 0x55000000;
 	long rc = slot_alloc(), task = slot_alloc();
 	CHECK(cap_mint(SLOT_SELF_AS, rc, R_MAP | R_QUERY, 0, va, va + 0x1000) == 0, "mint");
-	CHECK(task_spawn(0, ROLE_SHARE, task, QUOTA, rc) == 0, "spawn");
+	CHECK(task_spawn(0, ROLE_SHARE, task, CHILD_FRAMES, rc) == 0, "spawn");
 	long st = task_wait(task);
 	CHECK(st == 0, "share child exit %ld", st);
 	CHECK(*(volatile uint64_t *)va == 0xfeed, "shared page reads %lx", *(volatile uint64_t *)va);
@@ -503,7 +503,7 @@ static int t_kill_frees_everything(char *why)
 	struct kcounters before;
 	long task = slot_alloc();
 	settled_counters(&before);
-	CHECK(task_spawn(0, ROLE_HOG, task, QUOTA, SLOT_NONE) == 0, "spawn");
+	CHECK(task_spawn(0, ROLE_HOG, task, CHILD_FRAMES, SLOT_NONE) == 0, "spawn");
 	struct kcounters mid;
 	/* Bounded by time, not by a count of yields: on a loaded host the
 	 * hog's hart may not run for a while (10 s at the 10 MHz timebase). */
@@ -526,7 +526,7 @@ static int t_kill_frees_everything(char *why)
 static int t_fault_kills_task_only(char *why)
 {
 	long st;
-	CHECK(run_child(ROLE_FAULT, QUOTA, &st) == 0, "spawn");
+	CHECK(run_child(ROLE_FAULT, CHILD_FRAMES, &st) == 0, "spawn");
 	CHECK(st == 128 + 15, "faulting child exit %ld", st);
 	return 0;
 }
@@ -535,8 +535,8 @@ static int t_wait_rules(char *why)
 {
 	CHECK(task_wait(SLOT_SELF_TASK) == -E_INVAL, "wait on self");
 	CHECK(task_wait(SLOT_KERNEL) == -E_BADCAP, "wait on a non-task cap");
-	CHECK(task_spawn(0, 0, SLOT_SELF_TASK, QUOTA, SLOT_NONE) == -E_EXIST, "spawn into a full slot");
-	CHECK(task_spawn(99, 0, 40, QUOTA, SLOT_NONE) == -E_NOENT, "spawn of module 99");
+	CHECK(task_spawn(0, 0, SLOT_SELF_TASK, CHILD_FRAMES, SLOT_NONE) == -E_EXIST, "spawn into a full slot");
+	CHECK(task_spawn(99, 0, 40, CHILD_FRAMES, SLOT_NONE) == -E_NOENT, "spawn of module 99");
 	return 0;
 }
 
@@ -548,7 +548,8 @@ static int t_quota(char *why)
 	long st;
 	CHECK(run_child(ROLE_HOG, 40, &st) == 0, "spawn");
 	CHECK(st == 128 + 15 || st == 12 || st == 11, "quota child exit %ld", st);
-	CHECK(task_spawn(0, ROLE_HOG, 40, 1L << 40, SLOT_NONE) == -E_QUOTA, "huge quota granted");
+	CHECK(task_spawn_q(0, ROLE_HOG, 40, QUOTA(0xffffffffL, 1, 0, 0), SLOT_NONE) == -E_QUOTA,
+	      "huge quota granted");
 	return counters_equal(&before, why);
 }
 
@@ -579,7 +580,9 @@ static int t_cow(char *why)
 	CHECK(*a == 1 && *b == 2, "after the COW write: a=%lu b=%lu", *a, *b);
 	struct region_op q = { .op = ROP_QUERY, .va = va2 };
 	region_txn(SLOT_SELF_AS, va2, va2 + 0x1000, &q, 1);
-	CHECK(q.out_kind == RK_MAPPED && q.out_pa != ops[2].out_pa, "no private copy (kind %lu)", q.out_kind);
+	CHECK(q.out_kind == RK_MAPPED && q.out_tag == 0, "no private copy (kind %lu)", q.out_kind);
+	*a = 3;     /* the copy is private: later writes to the frame do not show */
+	CHECK(*b == 2, "the copy still shares the frame (%lu)", *b);
 	struct region_op un = { .op = ROP_UNMAP, .va = va1, .len = 0x2000 };
 	region_txn(SLOT_SELF_AS, va1, va1 + 0x2000, &un, 1);
 	cap_delete(f);
@@ -722,11 +725,14 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "u_cow", t_cow },
 	{ "u_preemption", t_preemption },
 	{ "u_thread_kill", t_thread_kill },
+	{ "sec_sched_stress", sec_sched_stress },
 };
 
 int cmd_selftest(int argc, char **argv)
 {
 	const char *prefix = argc > 1 ? argv[1] : "";
+	extern const char *selftest_prefix;   /* sec_sched.c sizes its run by it */
+	selftest_prefix = prefix;
 	char pfx[32] = { 0 };
 	size_t pl = strlen(prefix);
 	memcpy(pfx, prefix, pl < 31 ? pl : 31);

@@ -12,12 +12,18 @@ enum cap_type {
 	CAP_REPLY,
 	CAP_FRAME,      /* one 4 KiB physical frame */
 	CAP_REGION,     /* address space + [lo, hi) + rights */
-	CAP_KERNEL,     /* boot authority (init only): spawn from modules, debug */
+	CAP_KERNEL,     /* boot authority (init only): spawn from modules, debug; never leaves its task */
+	CAP_CONSOLE,    /* the console: write (puts) and read (getc) */
 	CAP_NTYPES
 };
 
 /* Rights. Endpoint: SEND/RECV/GRANT. Frame: READ/WRITE (what a mapping may
- * get). Region: QUERY/MAP/MARK/UNMAP. Task/thread: CONTROL. */
+ * get). Region: QUERY/MAP/MARK/UNMAP. Task/thread: CONTROL. Console: WRITE
+ * (puts), READ (getc). Kernel: CONTROL (spawn from a boot module), READ
+ * (debug queries: counters, harts, command line), WRITE (run in-kernel
+ * tests and commands). Reply caps carry no rights and cannot be copied,
+ * minted or transferred; kernel caps can be copied and minted inside their
+ * task but never transferred (IPC, spawn). */
 #define R_READ    0x01u
 #define R_WRITE   0x02u
 #define R_SEND    0x04u
@@ -34,7 +40,7 @@ struct cap_info {
 	uint32_t type;
 	uint32_t rights;
 	uint64_t badge;
-	uint64_t lo, hi;      /* region: range */
+	uint64_t lo, hi;      /* region: range; task: frames in use (data + PT pages), frame quota */
 };
 
 /* CSpace size per task and the slots a new task starts with. */
@@ -44,11 +50,12 @@ struct cap_info {
 #define SLOT_KERNEL    2      /* init only */
 #define SLOT_SELF_THREAD 3
 #define SLOT_GIVEN     4      /* the cap a parent hands over at spawn */
-#define SLOT_FIRST_FREE 5
+#define SLOT_CONSOLE   5      /* init only at boot: the console cap */
+#define SLOT_FIRST_FREE 6
 
 /* Region transaction: one syscall carries a list of these. */
 enum region_opcode {
-	ROP_QUERY = 1,   /* va: result kind in out.kind, prot, ... */
+	ROP_QUERY = 1,   /* va: result kind in out_kind, prot in out_prot */
 	ROP_MAP,         /* va, arg = frame slot, prot (PROT_*): map the frame */
 	ROP_MARK,        /* va, len, prot: mark reserved (anonymous memory, filled on fault) */
 	ROP_UNMAP,       /* va, len */
@@ -58,6 +65,8 @@ enum region_opcode {
 #define PROT_W 2u
 #define PROT_X 4u
 #define PROT_COW 8u   /* ROP_MAP: copy-on-write (writes get a private copy) */
+/* W^X: no user mapping or reservation is both writable and executable
+ * (ROP_MAP and ROP_MARK with PROT_W | PROT_X fail with E_INVAL). */
 
 /* Status kinds a query reports (same numbers as the mm core's). */
 enum region_kind { RK_INVALID, RK_RESERVED, RK_MAPPED, RK_SWAPPED, RK_PAGER, RK_COW };
@@ -68,7 +77,8 @@ struct region_op {
 	uint64_t va, len;
 	int64_t arg;        /* ROP_MAP: frame slot */
 	int64_t result;     /* out: 0 or -E_* */
-	uint64_t out_kind, out_prot, out_pa; /* ROP_QUERY */
+	uint64_t out_kind, out_prot;  /* ROP_QUERY */
+	uint64_t out_tag;   /* ROP_QUERY: pager tag / swap slot (0 otherwise); never a physical address */
 };
 #define REGION_MAX_OPS 16
 

@@ -12,8 +12,8 @@
 #define PATINA_SYSCALL_H
 
 enum patina_sys {
-	SYS_PUTS = 1,          /* (buf, len) -> len written */
-	SYS_GETC,              /* () -> char, or -E_AGAIN when none is waiting */
+	SYS_PUTS = 1,          /* (console, buf, len) -> len written; console cap with R_WRITE */
+	SYS_GETC,              /* (console) -> char, or -E_AGAIN; console cap with R_READ */
 	SYS_EXIT,              /* (status): the whole task ends; does not return */
 	SYS_THREAD_EXIT,       /* (): only this thread ends */
 	SYS_YIELD,             /* () */
@@ -25,8 +25,10 @@ enum patina_sys {
 	SYS_EP_CREATE,         /* (dst) */
 	SYS_FRAME_ALLOC,       /* (dst): one zeroed 4 KiB frame, charged to the quota */
 	SYS_THREAD_CREATE,     /* (task, pc, sp, arg, dst, prio<<16 | (hart+1)) hart 0 = any */
-	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, frame_quota, give): new task from a boot
-	                        * module; a copy of cap `give` (or SLOT_NONE) lands in its slot 4 */
+	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, quota, give): new task from a boot
+	                        * module (kernel cap with R_CONTROL); quota = QUOTA(...) below,
+	                        * carved from the caller's; a copy of cap `give` (or SLOT_NONE)
+	                        * lands in its slot 4 (kernel and reply caps cannot be given) */
 	SYS_TASK_WAIT,         /* (task) -> exit status once the task is dead */
 	SYS_TASK_KILL,         /* (task) */
 	SYS_TASK_REGION,       /* (task, dst): region cap for the task's whole user range */
@@ -44,7 +46,21 @@ enum patina_sys {
 	SYS_COUNT
 };
 
-/* SYS_DEBUG operations (need the kernel cap init holds). */
+/* A spawned task's quota, carved from its parent's: frames (data frames,
+ * page-table pages and metadata), and the kernel objects it may hold at
+ * once: threads, endpoints and child tasks (each child also carves its own
+ * quota from ours). Every field must fit: frames < 2^32, others < 256. */
+#define QUOTA(frames, threads, endpoints, tasks) \
+	((long)(((unsigned long)(frames) & 0xffffffffUL) | ((unsigned long)(threads) & 0xff) << 32 | \
+		((unsigned long)(endpoints) & 0xff) << 40 | ((unsigned long)(tasks) & 0xff) << 48))
+#define QUOTA_FRAMES(q)    ((long)((unsigned long)(q) & 0xffffffffUL))
+#define QUOTA_THREADS(q)   ((int)(((unsigned long)(q) >> 32) & 0xff))
+#define QUOTA_ENDPOINTS(q) ((int)(((unsigned long)(q) >> 40) & 0xff))
+#define QUOTA_TASKS(q)     ((int)(((unsigned long)(q) >> 48) & 0xff))
+#define QUOTA_VALID(q)     (((unsigned long)(q) >> 56) == 0)
+
+/* SYS_DEBUG operations (kernel cap: R_READ for the queries, R_WRITE for
+ * DBG_KTEST and DBG_KCMD). */
 enum patina_dbg {
 	DBG_KTEST = 1,         /* (prefix, counts[2]) run in-kernel tests: passed, failed */
 	DBG_KCMD,              /* (line, len) run an in-kernel command -> its status */

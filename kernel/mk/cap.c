@@ -4,7 +4,9 @@
  * child; revoke deletes all descendants, in every task. Delete hands a
  * cap's children to its parent, so deleting an intermediate copy does not
  * take other holders' caps with it. Caps hold a reference on what they name
- * (task, thread, endpoint, frame); the last one frees it.
+ * (task, endpoint, frame); the last one frees it. Thread and reply caps
+ * hold none: they name (thread, gen[, call]) and are dead once the thread
+ * is (so dead threads never pin pool slots).
  * Everything here needs mk_lock. */
 #include "mk.h"
 #include "kstring.h"
@@ -54,10 +56,6 @@ void cap_get_obj(const struct cap *c)
 	case CAP_REGION:
 		c->o.task->refs++;
 		break;
-	case CAP_THREAD:
-	case CAP_REPLY:
-		c->o.thread->refs++;
-		break;
 	case CAP_ENDPOINT:
 		c->o.ep->refs++;
 		break;
@@ -76,11 +74,7 @@ static void cap_put_obj(struct cap *c)
 		task_put(c->o.task);
 		break;
 	case CAP_REPLY:
-		ipc_reply_dropped(c->o.thread);
-		/* fall through */
-	case CAP_THREAD:
-		c->o.thread->refs--;
-		thread_put(c->o.thread);
+		ipc_reply_dropped(c);
 		break;
 	case CAP_ENDPOINT:
 		ep_put(c->o.ep);
@@ -109,9 +103,28 @@ void cap_install(struct cap *dst, const struct cap *proto, struct cap *parent)
 	ncaps++;
 }
 
+/* Does thread cap c still name a live thread (not reused, not dead)? */
+struct thread *cap_thread(const struct cap *c)
+{
+	struct thread *th = c->o.thread;
+	if (th->gen != c->gen || th->state == T_FREE || th->state == T_DEAD)
+		return NULL;
+	return th;
+}
+
+/* May a cap of this type leave its task (IPC transfer, spawn's give)?
+ * Reply caps answer one call of one server; the kernel cap is boot
+ * authority that stays with init. */
+int cap_transferable(const struct cap *c)
+{
+	return c->type != CAP_REPLY && c->type != CAP_KERNEL;
+}
+
 /* May src be derived into a cap with these rights and range? */
 int cap_derive_ok(const struct cap *src, unsigned rights, uint64_t lo, uint64_t hi)
 {
+	if (src->type == CAP_REPLY)
+		return 0;      /* one-shot: never copied */
 	if (rights & ~src->rights)
 		return 0;
 	if (src->type == CAP_REGION)
@@ -149,6 +162,8 @@ void cap_delete(struct cap *c)
 	}
 	c->child = NULL;
 	unlink(c);
+	if (c->type == CAP_ENDPOINT)
+		ipc_ep_cap_gone(c);
 	struct cap copy = *c;
 	struct task *owner = c->owner;
 	memset(c, 0, sizeof *c);

@@ -1,6 +1,7 @@
 /* ELF64 loader for boot modules: every PT_LOAD segment is copied into
  * fresh frames charged to the task and mapped through one cursor per
- * segment. Validates the whole header table before mapping anything. */
+ * segment. Validates the whole header table before mapping anything; a
+ * segment both writable and executable is refused (W^X). */
 #include "mk.h"
 #include "kstring.h"
 
@@ -35,6 +36,8 @@ static int check(const uint8_t *img, size_t len, const struct elf64_ehdr **eh)
 	for (int i = 0; i < e->phnum; i++) {
 		if (ph[i].type != PT_LOAD)
 			continue;
+		if ((ph[i].flags & (PF_W | PF_X)) == (PF_W | PF_X))
+			return -E_INVAL;     /* W^X: no user page is writable and executable */
 		if (ph[i].filesz > ph[i].memsz || ph[i].offset > len ||
 		    ph[i].filesz > len - ph[i].offset || ph[i].vaddr < PAGE_SIZE ||
 		    ph[i].memsz > user_top || ph[i].vaddr > user_top - ph[i].memsz ||
@@ -95,7 +98,8 @@ int elf_load(struct task *t, const uint8_t *img, size_t len, uint64_t *entry)
 		if (err)
 			return err;
 	}
-	__asm__ volatile("fence.i" ::: "memory");
+	/* The task has run nowhere yet: each hart fences before it first runs
+	 * it (icache_gen starts past every hart's seen value). */
 	*entry = e->entry;
 	return 0;
 }

@@ -25,10 +25,12 @@ unsigned long eps_live(void)
 	return n;
 }
 
-/* Needs mk_lock. A new endpoint with one reference, charged to `charge`. */
+/* Needs mk_lock. A new endpoint with one reference, charged to `charge`
+ * (its endpoint quota counts live endpoints plus what it carved for its
+ * children). NULL when the quota or the pool is exhausted. */
 struct endpoint *ep_alloc(struct task *charge)
 {
-	if (charge->objs_used >= charge->obj_quota)
+	if (charge->eps_used >= charge->ep_quota)
 		return NULL;
 	for (int i = 0; i < MAX_ENDPOINTS; i++)
 		if (!eps[i].refs) {
@@ -37,7 +39,7 @@ struct endpoint *ep_alloc(struct task *charge)
 			eps[i].id = i;
 			eps[i].charged = charge;
 			eps[i].charged_gen = charge->gen;
-			charge->objs_used++;
+			charge->eps_used++;
 			return &eps[i];
 		}
 	return NULL;
@@ -109,8 +111,45 @@ void ep_put(struct endpoint *e)
 		wake(th);
 	}
 	if (e->charged && e->charged->state != TASK_FREE && e->charged->gen == e->charged_gen)
-		e->charged->objs_used--;
+		e->charged->eps_used--;
 	e->charged = NULL;
+}
+
+/* Needs mk_lock. Task `from` is being reaped: endpoints it paid for that
+ * are still named elsewhere are paid by `to` (its parent, whose quota
+ * return leaves them counted) or by nobody when there is no parent. */
+void ep_recharge(struct task *from, struct task *to)
+{
+	for (int i = 0; i < MAX_ENDPOINTS; i++) {
+		struct endpoint *e = &eps[i];
+		if (!e->refs || e->charged != from || e->charged_gen != from->gen)
+			continue;
+		e->charged = to;
+		e->charged_gen = to ? to->gen : 0;
+	}
+}
+
+/* Needs mk_lock. Endpoint cap c is being deleted: a thread of its task
+ * blocked sending or receiving through that very slot loses the authority
+ * it waited with, so its wait fails with E_PERM now (revoke takes effect at
+ * once, not at some later delivery). */
+void ipc_ep_cap_gone(const struct cap *c)
+{
+	struct endpoint *e = c->o.ep;
+	long slot = c - c->owner->cspace;
+	struct thread *q[2] = { e->senders, e->receivers };
+	for (int k = 0; k < 2; k++)
+		for (struct thread *th = q[k], *n; th; th = n) {
+			n = th->rq_next;
+			if (th->task != c->owner || th->ep_slot != slot)
+				continue;
+			if (k == 0)
+				q_remove(&e->senders, &e->senders_tail, th);
+			else
+				q_remove(&e->receivers, &e->receivers_tail, th);
+			set_result(th, -E_PERM);
+			wake(th);
+		}
 }
 
 /* Needs mk_lock. Take th out of whatever IPC or wait it is part of: queues,
@@ -162,6 +201,8 @@ static void deliver(struct thread *s, struct thread *r)
 	if (s->xfer_slot != SLOT_NONE && r->recv_slot != SLOT_NONE) {
 		int err;
 		struct cap *src = cap_lookup(s->task, s->xfer_slot, 0, 0, &err);
+		if (src && !cap_transferable(src))
+			src = NULL;
 		struct cap *dst = src ? cap_slot_free(r->task, r->recv_slot, &err) : NULL;
 		if (src && dst) {
 			cap_get_obj(src);
@@ -193,6 +234,8 @@ static void block_and_run(struct thread *me, struct thread *partner)
 
 static long do_send(struct thread *me, struct endpoint *e, int call)
 {
+	if (call)
+		me->call_seq++;      /* a new call: reply caps for older ones are dead */
 	struct thread *r = q_pop(&e->receivers, &e->receivers_tail);
 	if (r) {
 		deliver(me, r);
@@ -268,11 +311,24 @@ static struct thread *do_reply(struct thread *me, const uint64_t *w)
 	return c;
 }
 
-/* Needs mk_lock. A saved reply cap for `caller` is gone unused: its call
- * fails with E_DEAD instead of waiting forever. */
-void ipc_reply_dropped(struct thread *c)
+/* Needs mk_lock. The caller a reply cap answers, if that exact call is
+ * still waiting for it: same thread incarnation (gen), same call (seq),
+ * saved and blocked for the reply. NULL otherwise. */
+static struct thread *reply_target(const struct cap *rc)
 {
-	if (c->reply_saved && c->state == T_BLOCKED && c->block == B_REPLY) {
+	struct thread *c = rc->o.thread;
+	if (c->gen != rc->gen || c->call_seq != rc->seq || !c->reply_saved ||
+	    c->state != T_BLOCKED || c->block != B_REPLY)
+		return NULL;
+	return c;
+}
+
+/* Needs mk_lock. Reply cap rc is gone unused: the call it was saved for
+ * fails with E_DEAD instead of waiting forever. */
+void ipc_reply_dropped(const struct cap *rc)
+{
+	struct thread *c = reply_target(rc);
+	if (c) {
 		c->reply_saved = 0;
 		set_result(c, -E_DEAD);
 		wake(c);
@@ -290,8 +346,8 @@ static long reply_cap_op(struct thread *me, long nr, long slot, const uint64_t *
 			return err;
 		if (!c || c->state != T_BLOCKED || c->block != B_REPLY)
 			return -E_NOENT;
-		struct cap nc = { .type = CAP_REPLY, .rights = R_SEND, .o.thread = c };
-		cap_get_obj(&nc);
+		struct cap nc = { .type = CAP_REPLY, .rights = R_SEND, .o.thread = c,
+				  .gen = c->gen, .seq = c->call_seq };
 		cap_install(d, &nc, NULL);
 		c->reply_saved = 1;
 		me->caller = NULL;
@@ -300,15 +356,14 @@ static long reply_cap_op(struct thread *me, long nr, long slot, const uint64_t *
 	struct cap *rc = cap_lookup(me->task, slot, CAP_REPLY, 0, &err);
 	if (!rc)
 		return err;
-	struct thread *c = rc->o.thread;
-	int live = c->reply_saved && c->state == T_BLOCKED && c->block == B_REPLY;
-	if (live) {
+	struct thread *c = reply_target(rc);
+	if (c) {
 		c->reply_saved = 0;
 		set_reply(c, w);
 		wake(c);
 	}
 	cap_delete(rc);      /* one shot */
-	return live ? 0 : -E_DEAD;
+	return c ? 0 : -E_DEAD;
 }
 
 long sys_ipc(struct uframe *uf, long nr)
@@ -343,10 +398,13 @@ long sys_ipc(struct uframe *uf, long nr)
 	struct cap *ec = cap_lookup(t, slot, CAP_ENDPOINT, need, &err);
 	if (ec && (nr == SYS_CALL || nr == SYS_SEND) && extra != SLOT_NONE) {
 		/* Decode the transfer now so a bad one fails the call. */
+		struct cap *xc;
 		if (!(ec->rights & R_GRANT))
 			err = -E_PERM, ec = NULL;
-		else if (!cap_lookup(t, extra, 0, 0, &err))
+		else if (!(xc = cap_lookup(t, extra, 0, 0, &err)))
 			ec = NULL;
+		else if (!cap_transferable(xc))
+			err = -E_PERM, ec = NULL;
 	}
 	if (ec && (nr == SYS_RECV || nr == SYS_REPLY_RECV) && extra != SLOT_NONE) {
 		if (extra < 0 || extra >= CSPACE_SLOTS)
@@ -358,6 +416,7 @@ long sys_ipc(struct uframe *uf, long nr)
 		return err;
 	}
 	struct endpoint *e = ec->o.ep;
+	me->ep_slot = slot;
 	long r;
 	switch (nr) {
 	case SYS_CALL:

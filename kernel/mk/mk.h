@@ -27,6 +27,7 @@
 #define MAX_THREADS   192
 #define MAX_TASKS     64
 #define MAX_ENDPOINTS 256
+#define KTHREADS_RESERVED 8   /* thread structs init's quota leaves to kernel threads */
 #define THREAD_KSTACK 16384
 #define NPRIO         4
 #define PRIO_DEFAULT  1
@@ -61,8 +62,11 @@ struct thread {
 	int prio;                   /* 0..NPRIO-1, higher runs first */
 	int affinity;               /* logical hart index, -1 = any */
 	int last_cpu;
-	int refs;                   /* caps naming it + 1 while alive */
+	int refs;                   /* kernel-internal holds + 1 while alive (caps do not pin it) */
 	int id;
+	uint32_t gen;               /* bumped at each allocation: caps name (thread, gen) */
+	uint32_t task_gen;          /* gen of task when allocated (thread-quota refund) */
+	uint64_t call_seq;          /* bumped at each call it makes: reply caps name (thread, gen, seq) */
 	struct task *task;          /* NULL: kernel thread */
 	struct thread *rq_next;     /* run queue / endpoint queue link */
 	struct uframe *uf;          /* user registers (top of kstack) */
@@ -73,6 +77,7 @@ struct thread {
 	struct endpoint *ep;        /* queue it waits on */
 	uint64_t msg[IPC_WORDS];
 	uint64_t badge;             /* badge of the cap it sent through */
+	long ep_slot;               /* blocked in IPC: the endpoint cap slot it used (deleting that cap fails the wait) */
 	long xfer_slot;             /* sender: cap slot to transfer, or -1 */
 	long recv_slot;             /* receiver: slot for an arriving cap */
 	int got_cap;
@@ -83,6 +88,7 @@ struct thread {
 	struct thread *task_next;   /* task's thread list */
 	/* user-access fault recovery */
 	int in_uaccess;
+	int quota_refused;          /* a PT-frame charge of its transaction hit the frame quota */
 	uint64_t ticks;             /* timer ticks while it ran (accounting) */
 };
 
@@ -93,6 +99,8 @@ struct cap {
 	uint16_t rights;
 	uint64_t badge;
 	uint64_t lo, hi;            /* region range [lo, hi) */
+	uint32_t gen;               /* CAP_THREAD, CAP_REPLY: the thread's gen when the cap was made */
+	uint64_t seq;               /* CAP_REPLY: the call it answers (thread's call_seq) */
 	union {
 		struct task *task;      /* CAP_TASK, CAP_REGION */
 		struct thread *thread;
@@ -113,15 +121,24 @@ struct task {
 	int exit_status;
 	int is_init;
 	struct task *parent;        /* charged for our quota; NULL for init */
+	uint32_t parent_gen;        /* parent's gen when it became our parent */
 	struct mm_as as;
 	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
 	volatile uint64_t hart_mask;/* harts that ran this AS (TLB shootdown) */
+	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
+	uint32_t icache_seen[MAX_HARTS]; /* icache_gen each hart last fenced for */
 	struct thread *threads;
 	struct cap cspace[CSPACE_SLOTS];
-	/* quota: frames (data frames charged to us + PT pages) and objects */
-	long frame_quota, frames_used;
-	long obj_quota, objs_used;
+	/* Quotas, carved from the parent's at creation (see task.c). Frames:
+	 * data frames charged to us (frames_used) + PT pages and metadata
+	 * arrays (as.nr_frames) + frames a transaction has reserved for PT
+	 * pages (pt_resv). Objects: thread structs, endpoints, child tasks
+	 * (a child's own carve counts in our *_used until it is reaped). */
+	long frame_quota, frames_used, pt_resv;
+	int thread_quota, threads_used;
+	int ep_quota, eps_used;
+	int task_quota, tasks_used;
 	struct thread *waiters;     /* threads in SYS_TASK_WAIT on us */
 	int as_users;               /* transactions from other tasks in flight */
 	int tearing_down;           /* reaper is destroying the AS: no hart runs it */
@@ -155,7 +172,7 @@ static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
 static inline struct thread *cur_thread(void) { return this_rq()->cur; }
 
 /* --- thread.c --- */
-struct thread *thread_alloc(struct task *t);        /* mk_lock held; NULL if pool empty */
+struct thread *thread_alloc(struct task *t, int *err); /* mk_lock held; NULL + *err */
 int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg);
 struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity);
 void thread_put(struct thread *th);                 /* mk_lock held */
@@ -183,6 +200,7 @@ int uvm_as_create(struct task *t);
 void uvm_as_destroy(struct task *t);
 uint64_t uvm_satp(struct task *t);
 void uvm_asid_activate(struct task *t);
+void uvm_icache_sync(struct task *t);               /* mk_lock NOT held */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec);
 int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
 void uvm_frame_get(uint64_t pa);
@@ -203,9 +221,11 @@ struct task *task_alloc(struct task *parent, long frame_quota);  /* mk_lock NOT 
 void task_exit(struct task *t, int status);          /* mk_lock held: kill all threads */
 void task_put(struct task *t);                       /* mk_lock held */
 void reaper_start(void);
-int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota, int is_init,
+/* A task's quotas as asked for at spawn (abi QUOTA() unpacked). */
+struct quota { long frames; int threads, eps, tasks; };
+int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct quota *q, int is_init,
 		      struct task **out);
-int quota_charge_frames(struct task *t, long n);      /* mk_lock held */
+int quota_charge_frames(struct task *t, long n);      /* -E_QUOTA if n more frames do not fit */
 void quota_release_frames(struct task *t, long n);
 extern struct task tasks[MAX_TASKS];
 
@@ -218,13 +238,23 @@ void cap_revoke(struct cap *c);
 void cspace_clear(struct task *t);
 void cap_get_obj(const struct cap *c);
 int cap_derive_ok(const struct cap *src, unsigned rights, uint64_t lo, uint64_t hi);
+struct thread *cap_thread(const struct cap *c);       /* live thread of a thread cap, or NULL */
+int cap_transferable(const struct cap *c);
 unsigned long caps_live(void);
+
+/* --- authority.c: the revoke barrier (before mk_lock) --- */
+void auth_read_lock(void);
+void auth_read_unlock(void);
+void auth_write_lock(void);
+void auth_write_unlock(void);
 
 /* --- ipc.c --- */
 struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */
 void ep_put(struct endpoint *e);                      /* mk_lock held */
 void ipc_cancel(struct thread *th);                   /* mk_lock held */
-void ipc_reply_dropped(struct thread *caller);        /* mk_lock held: its reply cap went away */
+void ipc_reply_dropped(const struct cap *rc);         /* mk_lock held: a reply cap went away */
+void ep_recharge(struct task *from, struct task *to); /* mk_lock held: endpoints paid by from */
+void ipc_ep_cap_gone(const struct cap *c);            /* mk_lock held: c (in a CSpace) is being deleted */
 long sys_ipc(struct uframe *uf, long nr);
 #define RET_KEEP (-1000000L)   /* syscall result already written to the frame */
 unsigned long eps_live(void);

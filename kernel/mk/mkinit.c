@@ -18,11 +18,15 @@ void mk_start(const char *command)
 	reaper_start();
 	if (nboot_modules < 1)
 		panic("no boot modules: init is missing");
-	/* Init gets three quarters of free memory; its children are carved
-	 * out of that, so the kernel always keeps a quarter. */
-	long quota = (long)(frame_free_count() * 3 / 4);
+	/* Init gets three quarters of free memory, every task and endpoint
+	 * but itself, and every thread but a few kept for kernel threads; its
+	 * children are carved out of that, so no task can exhaust a pool
+	 * beyond what init chose to give it. */
+	struct quota q = { .frames = (long)(frame_free_count() * 3 / 4),
+			   .threads = MAX_THREADS - KTHREADS_RESERVED,
+			   .eps = MAX_ENDPOINTS, .tasks = MAX_TASKS - 1 };
 	struct task *init;
-	err = task_spawn_module(NULL, 0, 0, quota, 1, &init);
+	err = task_spawn_module(NULL, 0, 0, &q, 1, &init);
 	if (err)
 		panic("cannot start init (%d)", err);
 	sched_idle_loop();

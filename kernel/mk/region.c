@@ -3,7 +3,15 @@
  * op (rights, alignment, inside the locked range, frame caps and their
  * rights) before anything changes; then one cursor locks [lo, hi) of the
  * target address space, the ops apply in order, and releasing the cursor
- * commits them. Each op's own result (0 or -E_*) is written back. */
+ * commits them. Each op's own result (0 or -E_*) is written back.
+ *
+ * Rules kept here: no user mapping or reservation is both writable and
+ * executable (W^X); a query never returns a physical address; PT pages a
+ * transaction needs are charged to the target's frame quota as they are
+ * drawn (E_QUOTA when they do not fit); the region cap's authority holds
+ * from decode to commit (the revoke barrier: a delete or revoke of the cap
+ * waits for the transaction); code mapped executable is made visible to
+ * instruction fetch on every hart before the call returns. */
 #include "mk.h"
 #include "kstring.h"
 #include "riscv.h"
@@ -32,14 +40,27 @@ static unsigned to_mm_prot(uint32_t p)
 	return m;
 }
 
+/* An mm error as the ABI's; out of frames because of the task's quota
+ * (the charge hook marked the thread) is E_QUOTA, not E_NOMEM. */
 static int mm_to_err(int e)
 {
+	struct thread *me = cur_thread();
 	switch (e) {
 	case MM_OK: return 0;
 	case MM_EEXIST: case MM_EMAPPED: return -E_EXIST;
-	case MM_ENOMEM: return -E_NOMEM;
+	case MM_ENOMEM:
+		if (me->quota_refused) {
+			me->quota_refused = 0;
+			return -E_QUOTA;
+		}
+		return -E_NOMEM;
 	default: return -E_INVAL;
 	}
+}
+
+static int w_and_x(uint32_t prot)
+{
+	return (prot & (PROT_W | PROT_X)) == (PROT_W | PROT_X);
 }
 
 long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n)
@@ -55,6 +76,7 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 
 	/* Decode. */
 	int err = 0;
+	auth_read_lock();
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *rc = cap_lookup(t, slot, CAP_REGION, 0, &err);
 	struct task *target = rc ? rc->o.task : NULL;
@@ -77,13 +99,14 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 		else if (op->op == ROP_MARK || op->op == ROP_UNMAP || op->op == ROP_MARK_INVALID) {
 			if (!op->len || (op->len & (PAGE_SIZE - 1)) || op->len > hi - op->va)
 				err = -E_RANGE;
-			else if (op->op == ROP_MARK && (!(op->prot & PROT_R) || (op->prot & ~7u)))
+			else if (op->op == ROP_MARK && (!(op->prot & PROT_R) || (op->prot & ~7u) ||
+							w_and_x(op->prot)))
 				err = -E_INVAL;
 		} else if (op->op == ROP_MAP) {
 			/* COW needs only read access to the frame: writes go to a copy. */
 			unsigned fr = ((op->prot & PROT_W) && !(op->prot & PROT_COW) ? R_WRITE : 0) | R_READ;
 			struct cap *fc = cap_lookup(t, op->arg, CAP_FRAME, 0, &err);
-			if (fc && (!(op->prot & PROT_R) || (op->prot & ~15u)))
+			if (fc && (!(op->prot & PROT_R) || (op->prot & ~15u) || w_and_x(op->prot)))
 				err = -E_INVAL;
 			else if (fc && (fc->rights & fr) != fr)
 				err = -E_PERM;
@@ -91,11 +114,9 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 				frame_pa[i] = fc->o.pa;
 		}
 	}
-	if (!err && __atomic_load_n(&target->frames_used, __ATOMIC_RELAXED) +
-		    (long)target->as.nr_frames >= target->frame_quota)
-		err = -E_QUOTA;
 	if (err) {
 		spin_unlock_irqrestore(&mk_lock, f);
+		auth_read_unlock();
 		return err;
 	}
 	/* Hold what the ops need across the transaction. */
@@ -108,7 +129,9 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 	/* Perform. */
 	struct mm_cursor c;
 	long done = 0;
-	err = mm_lock(&c, &target->as, lo, hi) ? -E_NOMEM : 0;
+	int code = 0;
+	cur_thread()->quota_refused = 0;
+	err = mm_to_err(mm_lock(&c, &target->as, lo, hi));
 	for (long i = 0; i < n; i++) {
 		struct region_op *op = &ops[i];
 		int r = err;
@@ -120,13 +143,15 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 				r = mm_to_err(mm_query(&c, op->va, &info));
 				op->out_kind = info.kind;
 				op->out_prot = info.prot & 7;
-				op->out_pa = (info.kind == MM_MAPPED || info.kind == MM_COW) ? info.pa : 0;
+				op->out_tag = 0;    /* no physical address ever reaches user space */
 				break;
 			case ROP_MAP:
 				r = mm_to_err(mm_map(&c, op->va, frame_pa[i], 1, to_mm_prot(op->prot),
 						     (op->prot & PROT_COW) ? MM_MAP_COW : 0));
 				if (!r)
 					frame_pa[i] = 0;    /* the mapping owns the reference now */
+				if (!r && (op->prot & PROT_X))
+					code = 1;
 				break;
 			case ROP_MARK:
 				st.kind = MM_RESERVED;
@@ -148,10 +173,13 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 	}
 	if (!err)
 		mm_release(&c);
+	if (code)
+		uvm_icache_sync(target);
 	for (long i = 0; i < n; i++)
 		if (frame_pa[i])
 			uvm_frame_put(frame_pa[i]);
 	__atomic_sub_fetch(&target->as_users, 1, __ATOMIC_RELEASE);
+	auth_read_unlock();
 	if (copy_to_user(uops, ops, (size_t)n * sizeof ops[0]))
 		return -E_FAULT;
 	return done;

@@ -16,9 +16,24 @@
 
 #define A(i) (uf->tf.regs[10 + (i)])
 
-static long sys_puts(uint64_t ubuf, uint64_t len)
+/* Does t hold, in slot, a cap of this type with these rights? 0 or the
+ * lookup error. */
+static int has_cap(struct task *t, long slot, int type, unsigned rights)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	cap_lookup(t, slot, type, rights, &err);
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+/* The console is a capability: write needs R_WRITE, read R_READ. */
+static long sys_puts(struct task *t, long slot, uint64_t ubuf, uint64_t len)
 {
 	char buf[128];
+	int err = has_cap(t, slot, CAP_CONSOLE, R_WRITE);
+	if (err)
+		return err;
 	if (len > (1UL << 20))
 		return -E_INVAL;
 	uint64_t done = 0;
@@ -39,6 +54,8 @@ static long sys_cap_copy_mint(struct task *t, long src, long dst, int mint, unsi
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *s = cap_lookup(t, src, 0, 0, &err);
 	struct cap *d = s ? cap_slot_free(t, dst, &err) : NULL;
+	if (d && s->type == CAP_REPLY)
+		err = -E_PERM, d = NULL;   /* one shot, bound to one call: never copied */
 	if (d) {
 		struct cap nc = *s;
 		if (mint) {
@@ -65,9 +82,12 @@ static long sys_cap_copy_mint(struct task *t, long src, long dst, int mint, unsi
 	return err;
 }
 
+/* Delete or revoke: region transactions authorised by a removed cap have
+ * all finished when this returns (the revoke barrier, authority.c). */
 static long sys_cap_del(struct task *t, long slot, int revoke)
 {
 	int err = 0;
+	auth_write_lock();
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *c = cap_lookup(t, slot, 0, 0, &err);
 	if (c) {
@@ -77,6 +97,7 @@ static long sys_cap_del(struct task *t, long slot, int revoke)
 			cap_delete(c);
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
+	auth_write_unlock();
 	return err;
 }
 
@@ -92,6 +113,13 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 		ci.badge = c->badge;
 		ci.lo = c->lo;
 		ci.hi = c->hi;
+		if (c->type == CAP_TASK) {
+			/* What the task uses of its frame quota, and the quota. */
+			struct task *k = c->o.task;
+			ci.lo = (uint64_t)(__atomic_load_n(&k->frames_used, __ATOMIC_RELAXED) +
+					   (long)__atomic_load_n(&k->as.nr_frames, __ATOMIC_RELAXED));
+			ci.hi = (uint64_t)k->frame_quota;
+		}
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (err)
@@ -105,9 +133,9 @@ static long sys_ep_create(struct task *t, long dst)
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *d = cap_slot_free(t, dst, &err);
 	if (d) {
-		struct endpoint *e = ep_alloc(t);
+		struct endpoint *e = t->eps_used >= t->ep_quota ? NULL : ep_alloc(t);
 		if (!e) {
-			err = -E_QUOTA;
+			err = t->eps_used >= t->ep_quota ? -E_QUOTA : -E_NOMEM;
 		} else {
 			struct cap nc = { .type = CAP_ENDPOINT, .rights = R_SEND | R_RECV | R_GRANT,
 					  .o.ep = e };
@@ -142,8 +170,6 @@ static long sys_frame_alloc(struct task *t, long dst)
 	return err;
 }
 
-#define MAX_THREADS_PER_TASK 32
-
 static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t sp,
 			      uint64_t arg, long dst, uint64_t flags)
 {
@@ -159,15 +185,13 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 	struct thread *th = NULL;
 	if (d && target->state != TASK_ALIVE)
 		err = -E_DEAD;
-	else if (d && target->nthreads >= MAX_THREADS_PER_TASK)
-		err = -E_QUOTA;
-	else if (d && !(th = thread_alloc(target)))
-		err = -E_NOMEM;
+	else if (d)
+		th = thread_alloc(target, &err);    /* the target's thread quota */
 	if (th) {
+		err = 0;
 		th->affinity = hart;
 		th->prio = prio;
-		struct cap nc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th };
-		cap_get_obj(&nc);
+		struct cap nc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th, .gen = th->gen };
 		cap_install(d, &nc, NULL);
 		th->refs++;     /* ours until it is started: the cap may go meanwhile */
 	}
@@ -182,21 +206,29 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 	return 0;
 }
 
+/* A new task from a boot module (kernel cap, R_CONTROL) with quotas
+ * carved from ours; `give` (any transferable cap) lands in its slot 4. */
 static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg, long dst,
 			   long quota, long give)
 {
 	int err = 0;
+	if (!QUOTA_VALID(quota))
+		return -E_INVAL;
+	struct quota q = { .frames = QUOTA_FRAMES(quota), .threads = QUOTA_THREADS(quota),
+			   .eps = QUOTA_ENDPOINTS(quota), .tasks = QUOTA_TASKS(quota) };
 	unsigned long f = spin_lock_irqsave(&mk_lock);
-	struct cap *kc = cap_lookup(t, kslot, CAP_KERNEL, 0, &err);
+	struct cap *kc = cap_lookup(t, kslot, CAP_KERNEL, R_CONTROL, &err);
 	if (kc)
 		cap_slot_free(t, dst, &err);
-	if (!err && give != SLOT_NONE)
-		cap_lookup(t, give, 0, 0, &err);
+	struct cap *gc = NULL;
+	if (!err && give != SLOT_NONE && (gc = cap_lookup(t, give, 0, 0, &err)) &&
+	    !cap_transferable(gc))
+		err = -E_PERM;
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (err)
 		return err;
 	struct task *child;
-	err = task_spawn_module(t, (int)module, arg, quota, 0, &child);
+	err = task_spawn_module(t, (int)module, arg, &q, 0, &child);
 	if (err)
 		return err;
 	f = spin_lock_irqsave(&mk_lock);
@@ -204,6 +236,8 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 	struct cap *g = NULL;
 	if (d && give != SLOT_NONE && !(g = cap_lookup(t, give, 0, 0, &err)))
 		d = NULL;
+	else if (g && !cap_transferable(g))
+		err = -E_PERM, d = NULL;
 	if (d) {
 		struct cap nc = { .type = CAP_TASK, .rights = R_ALL, .o.task = child };
 		cap_get_obj(&nc);
@@ -273,8 +307,8 @@ static long sys_thread_kill(struct task *t, long slot)
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *c = cap_lookup(t, slot, CAP_THREAD, R_CONTROL, &err);
 	if (c) {
-		struct thread *th = c->o.thread;
-		if (th->state == T_DEAD || th->state == T_FREE) {
+		struct thread *th = cap_thread(c);
+		if (!th) {
 			err = -E_DEAD;
 		} else {
 			thread_kill_locked(th);
@@ -304,14 +338,14 @@ static long sys_task_region(struct task *t, long slot, long dst)
 	return err;
 }
 
+/* Debug and test hooks: queries need the kernel cap with R_READ, running
+ * kernel tests or commands R_WRITE. */
 static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t b)
 {
-	int err = 0;
-	unsigned long f = spin_lock_irqsave(&mk_lock);
-	cap_lookup(t, kslot, CAP_KERNEL, 0, &err);
-	spin_unlock_irqrestore(&mk_lock, f);
+	int err = has_cap(t, kslot, CAP_KERNEL, op == DBG_KTEST || op == DBG_KCMD ? R_WRITE : R_READ);
 	if (err)
 		return err;
+	unsigned long f;
 	char buf[256];
 	switch (op) {
 	case DBG_KTEST: {
@@ -384,8 +418,14 @@ void syscall_dispatch(struct uframe *uf)
 	long nr = (long)uf->tf.regs[17];
 	long r;
 	switch (nr) {
-	case SYS_PUTS: r = sys_puts(A(0), A(1)); break;
-	case SYS_GETC: { int c = sbi_console_getc(); r = c < 0 ? -E_AGAIN : c; break; }
+	case SYS_PUTS: r = sys_puts(t, A(0), A(1), A(2)); break;
+	case SYS_GETC:
+		r = has_cap(t, A(0), CAP_CONSOLE, R_READ);
+		if (!r) {
+			int c = sbi_console_getc();
+			r = c < 0 ? -E_AGAIN : c;
+		}
+		break;
 	case SYS_EXIT: {
 		unsigned long f = spin_lock_irqsave(&mk_lock);
 		task_exit(t, (int)A(0));

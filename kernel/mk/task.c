@@ -24,11 +24,17 @@ unsigned long tasks_live(void)
 	return n;
 }
 
-/* Needs mk_lock. */
+/* Charge n (>= 0) more frames to t: 0, or -E_QUOTA (nothing charged) when
+ * data frames + PT pages + reserved PT frames would pass the quota. Lock
+ * free (atomics), so fault and transaction paths may call it. n is at most
+ * 2^32 and every count is bounded by RAM, so nothing can wrap. */
 int quota_charge_frames(struct task *t, long n)
 {
+	if (n < 0 || n > 0xffffffffL)
+		return -E_QUOTA;
 	long used = __atomic_add_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
-	if (used + (long)t->as.nr_frames > t->frame_quota) {
+	if (used + (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) +
+	    __atomic_load_n(&t->pt_resv, __ATOMIC_RELAXED) > t->frame_quota) {
 		__atomic_sub_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
 		return -E_QUOTA;
 	}
@@ -40,15 +46,45 @@ void quota_release_frames(struct task *t, long n)
 	__atomic_sub_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
 }
 
-/* A new, empty task with its own address space; its quota is carved from
- * the parent's (returned when it is reaped). Needs: mk_lock NOT held
- * (creating the address space allocates). NULL with *err on failure. */
-static struct task *task_create(struct task *parent, long frame_quota, int *err)
+/* Needs mk_lock. Carve q (plus one task struct) from parent's quotas:
+ * 0, or -E_QUOTA with nothing charged. */
+static int quota_carve(struct task *parent, const struct quota *q)
+{
+	if (parent->threads_used + q->threads > parent->thread_quota ||
+	    parent->eps_used + q->eps > parent->ep_quota ||
+	    parent->tasks_used + q->tasks + 1 > parent->task_quota)
+		return -E_QUOTA;
+	if (quota_charge_frames(parent, q->frames))
+		return -E_QUOTA;
+	parent->threads_used += q->threads;
+	parent->eps_used += q->eps;
+	parent->tasks_used += q->tasks + 1;
+	return 0;
+}
+
+/* Needs mk_lock. Give back what quota_carve took for t, except what t
+ * still has in use (its live child tasks, endpoints still charged to it,
+ * data frames still referenced elsewhere): that stays charged to the
+ * parent, who inherits those children and endpoints. The task struct's own
+ * charge is returned when the struct is freed (task_put). */
+static void quota_return(struct task *parent, struct task *t)
+{
+	long frames_left = __atomic_load_n(&t->frames_used, __ATOMIC_RELAXED);
+	quota_release_frames(parent, t->frame_quota - frames_left);
+	parent->threads_used -= t->thread_quota - t->threads_used;
+	parent->eps_used -= t->ep_quota - t->eps_used;
+	parent->tasks_used -= t->task_quota - t->tasks_used;
+}
+
+/* A new, empty task with its own address space; its quotas are carved
+ * from the parent's (returned when it is reaped). Needs: mk_lock NOT held
+ * (creating the address space allocates); q already validated. NULL with
+ * *err on failure, nothing charged. */
+static struct task *task_create(struct task *parent, const struct quota *q, int *err)
 {
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct task *t = NULL;
-	if (parent && (parent->objs_used >= parent->obj_quota ||
-		       quota_charge_frames(parent, frame_quota))) {
+	if (parent && quota_carve(parent, q)) {
 		spin_unlock_irqrestore(&mk_lock, f);
 		*err = -E_QUOTA;
 		return NULL;
@@ -64,25 +100,30 @@ static struct task *task_create(struct task *parent, long frame_quota, int *err)
 			break;
 		}
 	if (!t) {
-		if (parent)
-			quota_release_frames(parent, frame_quota);
+		if (parent) {
+			struct task none = { .frame_quota = q->frames, .thread_quota = q->threads,
+					     .ep_quota = q->eps, .task_quota = q->tasks };
+			quota_return(parent, &none);
+			parent->tasks_used--;
+		}
 		spin_unlock_irqrestore(&mk_lock, f);
 		*err = -E_NOMEM;
 		return NULL;
 	}
-	if (parent)
-		parent->objs_used++;
 	t->parent = parent;
-	t->frame_quota = frame_quota;
-	t->obj_quota = 64;
+	t->parent_gen = parent ? parent->gen : 0;
+	t->frame_quota = q->frames;
+	t->thread_quota = q->threads;
+	t->ep_quota = q->eps;
+	t->task_quota = q->tasks;
 	for (int i = 0; i < CSPACE_SLOTS; i++)
 		t->cspace[i].owner = t;
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (uvm_as_create(t)) {
 		f = spin_lock_irqsave(&mk_lock);
 		if (parent) {
-			quota_release_frames(parent, frame_quota);
-			parent->objs_used--;
+			quota_return(parent, t);
+			parent->tasks_used--;
 		}
 		t->state = TASK_FREE;
 		spin_unlock_irqrestore(&mk_lock, f);
@@ -117,11 +158,17 @@ void task_exit(struct task *t, int status)
 	}
 }
 
-/* Needs mk_lock. Free a dead task nobody names. */
+/* Needs mk_lock. Free a dead task nobody names; its struct stops counting
+ * against its parent's task quota only now (a dead task pinned by caps
+ * still holds a slot of the pool). */
 void task_put(struct task *t)
 {
-	if (t->refs == 0 && t->state == TASK_DEAD)
+	if (t->refs == 0 && t->state == TASK_DEAD) {
+		struct task *p = t->parent;
+		if (p && p->state != TASK_FREE && p->gen == t->parent_gen)
+			p->tasks_used--;
 		t->state = TASK_FREE;
+	}
 }
 
 /* Tear one task down. Needs: mk_lock NOT held; every thread of t is dead. */
@@ -144,14 +191,20 @@ static void reap(struct task *t)
 	for (int i = 0; i < MAX_THREADS; i++)
 		if (threads[i].task == t && threads[i].state == T_FREE)
 			threads[i].task = NULL;
-	if (t->parent) {
-		quota_release_frames(t->parent, t->frame_quota);
-		t->parent->objs_used--;
-	}
-	/* Our children outlive us: they stop charging a task that is gone. */
+	struct task *p = t->parent;
+	if (p && (p->state == TASK_FREE || p->gen != t->parent_gen))
+		p = NULL;
+	/* Endpoints we paid for that others still name: our parent pays on. */
+	ep_recharge(t, p);
+	if (p)
+		quota_return(p, t);
+	/* Our children (live or dead but named) outlive us: their carve stays
+	 * charged to our parent, who becomes theirs. */
 	for (int i = 0; i < MAX_TASKS; i++)
-		if (tasks[i].state != TASK_FREE && tasks[i].parent == t)
-			tasks[i].parent = NULL;
+		if (tasks[i].state != TASK_FREE && tasks[i].parent == t && &tasks[i] != t) {
+			tasks[i].parent = p;
+			tasks[i].parent_gen = p ? p->gen : 0;
+		}
 	t->state = TASK_DEAD;
 	struct thread *w = t->waiters;
 	t->waiters = NULL;
@@ -203,15 +256,15 @@ void reaper_start(void)
 /* Create a task from boot module `module`, charging its quota to parent,
  * with slots 0 (itself), 1 (its address space) and 3 (its first thread),
  * and start its first thread at the ELF entry with a0 = arg. */
-int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota, int is_init,
-		      struct task **out)
+int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct quota *q,
+		      int is_init, struct task **out)
 {
 	if (module < 0 || module >= nboot_modules)
 		return -E_NOENT;
-	if (quota < 16)
+	if (q->frames < 16 || q->threads < 1 || q->eps < 0 || q->tasks < 0)
 		return -E_INVAL;
 	int err;
-	struct task *t = task_create(parent, quota, &err);
+	struct task *t = task_create(parent, q, &err);
 	if (!t)
 		return err;
 	uint64_t entry;
@@ -230,14 +283,14 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota,
 		}
 	}
 	unsigned long f = spin_lock_irqsave(&mk_lock);
-	struct thread *th = err ? NULL : thread_alloc(t);
+	struct thread *th = err ? NULL : thread_alloc(t, &err);
 	if (!err && !th)
 		err = -E_NOMEM;
 	if (!err) {
 		struct cap self = { .type = CAP_TASK, .rights = R_ALL, .o.task = t };
 		struct cap as = { .type = CAP_REGION, .rights = R_ALL, .o.task = t,
 				  .lo = PAGE_SIZE, .hi = user_top };
-		struct cap thc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th };
+		struct cap thc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th, .gen = th->gen };
 		cap_get_obj(&self);
 		cap_install(&t->cspace[SLOT_SELF_TASK], &self, NULL);
 		cap_get_obj(&as);
@@ -245,8 +298,10 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, long quota,
 		cap_get_obj(&thc);
 		cap_install(&t->cspace[SLOT_SELF_THREAD], &thc, NULL);
 		if (is_init) {
-			struct cap kc = { .type = CAP_KERNEL, .rights = R_ALL };
+			struct cap kc = { .type = CAP_KERNEL, .rights = R_CONTROL | R_READ | R_WRITE };
 			cap_install(&t->cspace[SLOT_KERNEL], &kc, NULL);
+			struct cap con = { .type = CAP_CONSOLE, .rights = R_READ | R_WRITE };
+			cap_install(&t->cspace[SLOT_CONSOLE], &con, NULL);
 			t->is_init = 1;
 		}
 	} else {

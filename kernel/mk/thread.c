@@ -18,14 +18,22 @@ unsigned long threads_live(void)
 }
 
 /* Needs mk_lock. A fresh thread (state T_BLOCKED, one "alive" reference)
- * bound to task t (or a kernel thread when t is NULL), or NULL. */
-struct thread *thread_alloc(struct task *t)
+ * bound to task t (or a kernel thread when t is NULL), or NULL with *err:
+ * -E_QUOTA when t's thread quota (its live threads plus what it carved for
+ * its children) is used up, -E_NOMEM when the pool is empty. */
+struct thread *thread_alloc(struct task *t, int *err)
 {
+	if (t && t->nthreads + t->threads_used >= t->thread_quota) {
+		*err = -E_QUOTA;
+		return NULL;
+	}
 	for (int i = 0; i < MAX_THREADS; i++) {
 		struct thread *th = &threads[i];
 		if (th->state != T_FREE || th->on_cpu)
 			continue;
+		uint32_t gen = th->gen + 1;
 		memset(th, 0, sizeof *th);
+		th->gen = gen;
 		th->id = i;
 		th->state = T_BLOCKED;
 		th->block = B_NONE;
@@ -34,6 +42,7 @@ struct thread *thread_alloc(struct task *t)
 		th->last_cpu = -1;
 		th->refs = 1;
 		th->task = t;
+		th->task_gen = t ? t->gen : 0;
 		th->kstack = kstacks[i];
 		th->uf = (struct uframe *)(kstacks[i] + THREAD_KSTACK) - 1;
 		th->xfer_slot = SLOT_NONE;
@@ -50,11 +59,14 @@ struct thread *thread_alloc(struct task *t)
 		}
 		return th;
 	}
+	*err = -E_NOMEM;
 	return NULL;
 }
 
 /* Needs mk_lock; the caller already dropped its reference. A dead thread
- * nobody names and no hart runs on goes back to the pool. */
+ * that no kernel path holds and no hart runs on goes back to the pool.
+ * Caps do not hold it: they name (thread, gen) and see E_DEAD once the
+ * struct is reused, so dead threads never pin pool slots. */
 void thread_put(struct thread *th)
 {
 	if (th->refs == 0 && th->state == T_DEAD && !th->on_cpu)
@@ -82,7 +94,8 @@ int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg)
 struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity)
 {
 	unsigned long f = spin_lock_irqsave(&mk_lock);
-	struct thread *th = thread_alloc(NULL);
+	int err;
+	struct thread *th = thread_alloc(NULL, &err);
 	if (th) {
 		th->kfn = fn;
 		th->karg = arg;

@@ -72,6 +72,28 @@ static void p_frame_release(uint64_t pa, unsigned level)
 }
 static struct mm_pool *p_pool(void) { return &pools[this_cpu()->index]; }
 
+/* PT pages and metadata arrays are charged to the task whose address space
+ * they serve, exactly as the core draws them: a transaction that would
+ * pass the frame quota fails (and the thread learns it was the quota). */
+static int p_frames_charge(struct mm_as *as, unsigned n)
+{
+	struct task *t = as->ctx;
+	long resv = __atomic_add_fetch(&t->pt_resv, (long)n, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&t->frames_used, __ATOMIC_RELAXED) +
+	    (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) + resv <= t->frame_quota)
+		return 0;
+	__atomic_sub_fetch(&t->pt_resv, (long)n, __ATOMIC_RELAXED);
+	struct thread *me = cur_thread();
+	if (me)
+		me->quota_refused = 1;
+	return -1;
+}
+static void p_frames_uncharge(struct mm_as *as, unsigned n)
+{
+	struct task *t = as->ctx;
+	__atomic_sub_fetch(&t->pt_resv, (long)n, __ATOMIC_RELAXED);
+}
+
 /* Flush [start, end) of as on every hart that ever ran it. SBI RFENCE
  * returns after the remote harts flushed, which the core's contract needs
  * (it calls us holding its PT-page locks). */
@@ -116,6 +138,8 @@ const struct mm_platform uvm_platform = {
 	.page_desc = p_page_desc,
 	.frame_release = p_frame_release,
 	.pool = p_pool,
+	.frames_charge = p_frames_charge,
+	.frames_uncharge = p_frames_uncharge,
 	.tlb_flush = p_tlb_flush,
 };
 
@@ -129,13 +153,8 @@ int uvm_frame_valid(uint64_t pa)
 int uvm_frame_alloc(struct task *charge, uint64_t *out)
 {
 	paddr_t pa;
-	if (charge) {
-		long used = __atomic_add_fetch(&charge->frames_used, 1, __ATOMIC_RELAXED);
-		if (used + (long)charge->as.nr_frames > charge->frame_quota) {
-			__atomic_sub_fetch(&charge->frames_used, 1, __ATOMIC_RELAXED);
-			return -E_QUOTA;
-		}
-	}
+	if (charge && quota_charge_frames(charge, 1))
+		return -E_QUOTA;
 	if (frame_alloc(FRAME_ZERO, &pa)) {
 		if (charge)
 			__atomic_sub_fetch(&charge->frames_used, 1, __ATOMIC_RELAXED);
@@ -272,6 +291,7 @@ int uvm_as_create(struct task *t)
 		return -E_NOMEM;
 	mm_as_share_kernel(&t->as, &kernel_as);
 	t->asid = asid_alloc();
+	t->icache_gen = 1;    /* every hart fences before it first runs t */
 	t->as_live = 1;
 	return 0;
 }
@@ -289,14 +309,46 @@ void uvm_as_destroy(struct task *t)
 	t->asid = 0;
 }
 
+/* Instruction fetch coherence. Code reaches a user page by data stores
+ * (ELF load, a COW copy, a frame written through another mapping and then
+ * mapped executable); RISC-V needs a fence.i on each hart before it fetches
+ * such code. t->icache_gen moves on at every such change; a hart that ran
+ * t before fences now (remote FENCE.I), and any other hart fences when it
+ * next switches to t (uvm_asid_activate sees an older gen). */
+void uvm_icache_sync(struct task *t)
+{
+	__atomic_add_fetch(&t->icache_gen, 1, __ATOMIC_SEQ_CST);
+	unsigned long f = irq_save();
+	uint32_t me = this_cpu()->index;
+	__asm__ volatile("fence.i" ::: "memory");
+	t->icache_seen[me] = t->icache_gen;
+	uint64_t mask = __atomic_load_n(&t->hart_mask, __ATOMIC_SEQ_CST);
+	irq_restore(f);
+	unsigned long hmask = 0;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (i != me && (mask & (1ULL << i)) && cpus[i].hartid < 64)
+			hmask |= 1UL << cpus[i].hartid;
+	if (hmask) {
+		struct sbiret r = sbi_remote_fence_i(hmask, 0);
+		if (r.error)
+			panic("uvm: remote FENCE.I failed (%ld)", r.error);
+	}
+}
+
 /* Before this hart runs t: flush t's ASID here if it was reused since this
- * hart last flushed it. Needs: interrupts off. */
+ * hart last flushed it, and fence.i if t's code changed since this hart
+ * last synchronised with it. Needs: interrupts off. */
 void uvm_asid_activate(struct task *t)
 {
+	uint32_t me = this_cpu()->index;
+	uint32_t ig = __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE);
+	if (t->icache_seen[me] != ig) {
+		__asm__ volatile("fence.i" ::: "memory");
+		t->icache_seen[me] = ig;
+	}
 	uint16_t a = t->asid;
 	if (!asid_bits || !a)
 		return;
-	uint32_t me = this_cpu()->index;
 	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
 	if (seen_gen[me][a] != g) {
 		unsigned long asid = a;
@@ -324,7 +376,7 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 	if (mm_lock(&c, &t->as, page, page + PAGE_SIZE))
 		return -E_FAULT;
 	struct mm_info info;
-	int err = -E_FAULT;
+	int err = -E_FAULT, synced_code = 0;
 	mm_query(&c, page, &info);
 	unsigned need = write ? MM_PROT_W : exec ? MM_PROT_X : MM_PROT_R;
 	if (info.kind == MM_RESERVED && (info.prot & need)) {
@@ -350,6 +402,8 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 				if (e) {
 					uvm_frame_put(pa);
 					err = -E_NOMEM;
+				} else if (info.prot & MM_PROT_X) {
+					synced_code = 1;
 				}
 			}
 		}
@@ -357,5 +411,7 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 		err = 0;
 	}
 	mm_release(&c);
+	if (synced_code)
+		uvm_icache_sync(t);
 	return err;
 }

@@ -32,6 +32,7 @@ int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t
 	c->nr_rel = 0;
 	c->dead = 0;
 	c->nr_resv = 0;
+	c->nr_charged = 0;
 	mm_pool_refill(as->plat, pool_target(as->arch));
 	int err = as->proto->lock(c);
 	if (err)

@@ -61,6 +61,12 @@ int mm_resv_fill(struct mm_cursor *c, unsigned n)
 	const struct mm_platform *p = c->as->plat;
 	if (n > MM_CURSOR_RESV)
 		p->panic("mm: reservation larger than MM_CURSOR_RESV");
+	if (c->nr_resv < n && p->frames_charge) {
+		unsigned more = n - c->nr_resv;
+		if (p->frames_charge(c->as, more))
+			return MM_ENOMEM;
+		c->nr_charged += more;
+	}
 	while (c->nr_resv < n) {
 		uint64_t pa = MM_NOFRAME;
 		struct mm_pool *pool = pool_get(p);
@@ -90,6 +96,9 @@ uint64_t mm_resv_pop(struct mm_cursor *c)
 void mm_resv_return(struct mm_cursor *c)
 {
 	const struct mm_platform *p = c->as->plat;
+	if (c->nr_charged && p->frames_uncharge)
+		p->frames_uncharge(c->as, c->nr_charged);
+	c->nr_charged = 0;
 	while (c->nr_resv) {
 		uint64_t pa = c->resv[--c->nr_resv];
 		struct mm_pool *pool = pool_get(p);

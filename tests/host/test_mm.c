@@ -345,8 +345,42 @@ struct oop {
 
 static long points;
 
-/* Run op with the k-th allocation failing, k = 1, 2, ... until it
- * succeeds; after each failure the tree must be exactly as before. */
+/* Charge mode (test "charge"): instead of failing the k-th allocation, the
+ * platform's frames_charge hook refuses once the address space would own
+ * more than charge_limit PT frames (nr_frames + charged, not yet used). */
+static bool charge_mode;
+static long charge_limit = -1, charged;
+static int charge_hook(struct mm_as *as, unsigned n)
+{
+	if (charge_limit >= 0 && (long)as->nr_frames + charged + (long)n > charge_limit)
+		return -1;
+	charged += n;
+	return 0;
+}
+static void uncharge_hook(struct mm_as *as, unsigned n)
+{
+	(void)as;
+	charged -= n;
+	CHECK(charged >= 0, "uncharged more than was charged");
+}
+static struct mm_platform charge_plat;
+
+static void fail_at(long k, uint64_t nr)
+{
+	if (charge_mode)
+		charge_limit = (long)nr + k - 1;
+	else
+		host_fail_at(k);
+}
+static void fail_off(void)
+{
+	charge_limit = -1;
+	host_fail_off();
+}
+
+/* Run op with the k-th allocation failing (or, in charge mode, with room
+ * for k - 1 more PT frames), k = 1, 2, ... until it succeeds; after each
+ * failure the tree must be exactly as before, and every charge returned. */
 static void oom_op(struct ctx *x, const struct oop *o)
 {
 	for (long k = 1;; k++) {
@@ -356,12 +390,13 @@ static void oom_op(struct ctx *x, const struct oop *o)
 		unsigned level = o->kind == O_MAPH ? 2 : 1;
 		uint64_t pa = (o->kind <= O_COW) ? host_frame_alloc(level) : 0;
 		struct mm_cursor c;
-		host_fail_at(k);
+		fail_at(k, nr);
 		uint64_t len = o->len ? o->len : (1ull << pt_shift(A, level));
 		uint64_t lo = o->va & ~(MB2 - 1), hi = (o->va + len + MB2 - 1) & ~(MB2 - 1);
 		int err = mm_lock(&c, &x->as, lo, hi);
 		if (err == MM_ENOMEM) {
-			host_fail_off();
+			fail_off();
+			CHECK(charged == 0, "failed lock kept a charge of %ld", charged);
 			if (pa)
 				host_frame_free(pa, level);
 			points++;
@@ -379,11 +414,13 @@ static void oom_op(struct ctx *x, const struct oop *o)
 		case O_MARK: err = mm_mark(&c, o->va, o->len, &o->st); break;
 		default: err = mm_unmap(&c, o->va, o->len); break;
 		}
-		host_fail_off();
+		long limit = charge_limit;
+		fail_off();
 		if (err == MM_ENOMEM) {
 			CHECK(host_frames_used() == used_locked && x->as.nr_frames == nr_locked,
 			      "failed op %d at alloc %ld changed frame counts", o->kind, k);
 			mm_release(&c);
+			CHECK(charged == 0, "failed op kept a charge of %ld", charged);
 			if (pa)
 				host_frame_free(pa, level);
 			points++;
@@ -394,6 +431,9 @@ static void oom_op(struct ctx *x, const struct oop *o)
 			continue;
 		}
 		CHECK(err == MM_OK, "oom op %d: %s", o->kind, mm_strerror(err));
+		CHECK(limit < 0 || (long)x->as.nr_frames <= limit,
+		      "op %d owns %lu PT frames, over its limit %ld", o->kind,
+		      (unsigned long)x->as.nr_frames, limit);
 		switch (o->kind) {
 		case O_MAP: spec_map(&x->s, o->va, pa, PG, MM_PROT_R | MM_PROT_W, 0); break;
 		case O_MAPH: spec_map(&x->s, o->va, pa, MB2, MM_PROT_R, 0); break;
@@ -412,7 +452,15 @@ static void t_oom(void)
 {
 	struct ctx x;
 	host_pool_enable(false);
-	new_as(&x.as);
+	if (charge_mode) {
+		charge_plat = host_plat;
+		charge_plat.frames_charge = charge_hook;
+		charge_plat.frames_uncharge = uncharge_hook;
+		int err = mm_as_init(&x.as, A, P, &charge_plat, A->user_lo, A->user_last, NULL);
+		CHECK(err == MM_OK, "as_init: %s", mm_strerror(err));
+	} else {
+		new_as(&x.as);
+	}
 	uint64_t B = 1ull << 30;   /* window [1G - 4M, 1G + 4M) */
 	spec_init(&x.s, B - 2 * MB2, 4 * 512);
 	struct mm_status res = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W };
@@ -433,7 +481,8 @@ static void t_oom(void)
 	};
 	for (unsigned i = 0; i < sizeof ops / sizeof *ops; i++)
 		oom_op(&x, &ops[i]);
-	printf("oom: %ld allocation points failed and recovered\n", points);
+	printf("%s: %ld allocation points failed and recovered\n", charge_mode ? "charge" : "oom",
+	       points);
 	CHECK(points >= 8, "too few allocation points exercised (%ld)", points);
 	spec_free(&x.s);
 	end_as(&x.as);
@@ -582,6 +631,12 @@ int main(int argc, char **argv)
 		t_bad();
 	else if (!strcmp(test, "oom"))
 		t_oom();
+	else if (!strcmp(test, "charge")) {
+		/* PT frames charged to whoever pays for the AS: refused charges
+		 * fail the op cleanly, and no op ends owning more than allowed. */
+		charge_mode = true;
+		t_oom();
+	}
 	else if (!strcmp(test, "huge"))
 		t_huge();
 	else if (!strcmp(test, "kernel"))

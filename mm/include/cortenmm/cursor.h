@@ -41,8 +41,10 @@ struct mm_cursor {
 	uint8_t rel_level[MM_CURSOR_BATCH];
 	/* PT pages / metadata arrays unlinked, freed after the flush */
 	struct mm_page *dead;
-	/* frames reserved by the operation in progress */
+	/* frames reserved by the operation in progress, and how many of the
+	 * frames drawn since the last return were charged (frames_charge) */
 	unsigned nr_resv;
+	unsigned nr_charged;
 	uint64_t resv[MM_CURSOR_RESV];
 };
 

@@ -60,6 +60,15 @@ struct mm_platform {
 	 * of memory. Contents need not be zero (the core zeroes). May be called
 	 * with core locks held: must not sleep. */
 	uint64_t (*pt_alloc)(void);
+	/* Optional (NULL: no limit). Before a transaction draws n frames for
+	 * PT pages or metadata arrays of `as`, charge them to whoever pays for
+	 * `as`: 0, or non-zero to refuse (the operation then fails with
+	 * MM_ENOMEM and changes nothing). Every frame charged is uncharged
+	 * when the transaction gives back its reservation (used frames then
+	 * count in as->nr_frames, unused ones went back to the pool). May be
+	 * called with core locks held: must not sleep. */
+	int (*frames_charge)(struct mm_as *as, unsigned n);
+	void (*frames_uncharge)(struct mm_as *as, unsigned n);
 	/* Give back a frame from pt_alloc. Called after RCU/TLB deferral. */
 	void (*pt_free)(uint64_t pa);
 	/* The kernel-virtual address of physical pa (PT/metadata frames). */
