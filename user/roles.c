@@ -94,6 +94,136 @@ static int share(void)
 	return 0;
 }
 
+/* --- roles of the sec_* tests (sec_tests.c) --- */
+
+/* Parks a thread: a receive nobody answers. */
+static void sec_park(void *a)
+{
+	uint64_t w[4] = { 0 };
+	ipc(SYS_RECV, (long)a, w, SLOT_NONE);
+	for (;;)
+		sys_yield();
+}
+
+/* Create threads (each parks) until the kernel refuses: exit status =
+ * threads created * 100 + the error code. */
+static int sec_threads(void)
+{
+	long ep = slot_alloc();
+	if (ep < 0 || ep_create(ep))
+		return 1;
+	int n = 0;
+	long r;
+	while ((r = uthread_start(sec_park, (void *)ep, -1, 1)) >= 0)
+		if (++n > 50)
+			return 2;
+	return n * 100 + (int)-r;
+}
+
+/* Create endpoints until the kernel refuses: endpoints * 100 + error. */
+static int sec_eps(void)
+{
+	int n = 0;
+	long r;
+	while ((r = ep_create(slot_alloc())) == 0)
+		if (++n > 50)
+			return 2;
+	return n * 100 + (int)-r;
+}
+
+static __attribute__((noinline)) void sec_touch_stack(void)
+{
+	volatile char buf[8192];
+	for (int i = 0; i < (int)sizeof buf; i += 512)
+		buf[i] = 0;
+}
+
+/* Page-table pages against the frame quota: transactions of 16 one-page
+ * reservations, 1 GiB apart (each needs fresh PT pages), until one op
+ * reports E_QUOTA; then each refused op is retried alone (it must not fit
+ * either). Reports through the frame given at spawn (mapped at
+ * SEC_PT_SHARE_VA, layout SEC_PT_* in uprog.h), then blocks for good. */
+static int sec_pt(void)
+{
+	if (wait_given() != CAP_FRAME)
+		return 40;
+	struct region_op m = { .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = SEC_PT_SHARE_VA,
+			       .arg = SLOT_GIVEN };
+	if (region_txn(SLOT_SELF_AS, SEC_PT_SHARE_VA, SEC_PT_SHARE_VA + 4096, &m, 1) != 1)
+		return 41;
+	volatile long *sh = (volatile long *)SEC_PT_SHARE_VA;
+	long ep = slot_alloc();
+	if (ep < 0 || ep_create(ep))
+		return 42;
+	sec_touch_stack();    /* no stack fault once the quota is gone */
+	sh[SEC_PT_STATE] = SEC_PT_RUNNING;
+	const uint64_t base = 0x100000000UL, gib = 0x40000000UL;
+	struct region_op ops[REGION_MAX_OPS];
+	long state = SEC_PT_NO_QUOTA, err = 0;
+	struct cap_info ci;
+	for (long k = 0; k < 64 && state == SEC_PT_NO_QUOTA; k++) {
+		if (cap_info(SLOT_SELF_TASK, &ci) == 0)
+			sh[SEC_PT_LO0] = (long)ci.lo;
+		for (int i = 0; i < REGION_MAX_OPS; i++) {
+			memset(&ops[i], 0, sizeof ops[i]);
+			ops[i].op = ROP_MARK;
+			ops[i].prot = PROT_R | PROT_W;
+			ops[i].va = base + (uint64_t)i * gib + (uint64_t)k * 0x200000;
+			ops[i].len = 4096;
+		}
+		long r = region_txn(SLOT_SELF_AS, base, base + REGION_MAX_OPS * gib, ops, REGION_MAX_OPS);
+		sh[SEC_PT_TXNS] = k + 1;
+		if (r < 0) {
+			err = r;
+			state = SEC_PT_BROKEN;
+			break;
+		}
+		for (int i = 0; i < REGION_MAX_OPS; i++) {
+			if (ops[i].result == -E_QUOTA) {
+				if (state == SEC_PT_NO_QUOTA) {
+					state = SEC_PT_AT_QUOTA;
+					sh[SEC_PT_OP] = i;
+				}
+				sh[SEC_PT_REFUSED]++;
+			} else if (ops[i].result) {
+				err = ops[i].result;
+				state = SEC_PT_BROKEN;
+			}
+		}
+	}
+	/* A refusal must mean "does not fit": nothing was freed since, so a
+	 * refused op that succeeds alone now was refused with room left. */
+	for (int i = 0; state == SEC_PT_AT_QUOTA && i < REGION_MAX_OPS; i++) {
+		if (ops[i].result != -E_QUOTA)
+			continue;
+		struct region_op one = ops[i];
+		one.result = 0;
+		if (region_txn(SLOT_SELF_AS, one.va, one.va + 4096, &one, 1) == 1)
+			sh[SEC_PT_SPURIOUS]++;
+	}
+	if (cap_info(SLOT_SELF_TASK, &ci) == 0) {
+		sh[SEC_PT_LO] = (long)ci.lo;
+		sh[SEC_PT_HI] = (long)ci.hi;
+	}
+	sh[SEC_PT_ERR] = err;
+	__atomic_store_n(&sh[SEC_PT_STATE], state, __ATOMIC_RELEASE);
+	uint64_t w[4] = { 0 };
+	ipc(SYS_RECV, ep, w, SLOT_NONE);   /* until the parent kills us */
+	return 43;
+}
+
+/* Without the console cap no slot reaches the console. */
+static int sec_console(void)
+{
+	for (long s = -1; s <= CSPACE_SLOTS; s++) {
+		if (sc3(SYS_PUTS, s, "x", 1) != -E_BADCAP)
+			return 60;
+		if (sc1(SYS_GETC, s) != -E_BADCAP)
+			return 61;
+	}
+	return 0;
+}
+
 int child_main(long arg)
 {
 	switch (arg & 0xff) {
@@ -107,6 +237,10 @@ int child_main(long arg)
 		return 99;
 	}
 	case ROLE_FUZZ: return fuzz_child((uint64_t)arg);
+	case ROLE_SEC_THREADS: return sec_threads();
+	case ROLE_SEC_EPS: return sec_eps();
+	case ROLE_SEC_PT: return sec_pt();
+	case ROLE_SEC_CONSOLE: return sec_console();
 	}
 	return 100;
 }

@@ -93,6 +93,16 @@ uint64_t mm_resv_pop(struct mm_cursor *c)
 	return c->resv[--c->nr_resv];
 }
 
+void mm_resv_used(struct mm_cursor *c)
+{
+	const struct mm_platform *p = c->as->plat;
+	if (c->nr_charged) {
+		c->nr_charged--;
+		if (p->frames_uncharge)
+			p->frames_uncharge(c->as, 1);
+	}
+}
+
 void mm_resv_return(struct mm_cursor *c)
 {
 	const struct mm_platform *p = c->as->plat;

@@ -107,6 +107,10 @@ void mm_pool_refill(const struct mm_platform *p, unsigned want);
 int mm_resv_fill(struct mm_cursor *c, unsigned n);
 /* One zeroed reserved frame (panics if the reservation was miscounted). */
 uint64_t mm_resv_pop(struct mm_cursor *c);
+/* A frame popped from the reservation now counts in as->nr_frames: drop
+ * its charge (after the count went up, so the payer never sees it
+ * uncounted). */
+void mm_resv_used(struct mm_cursor *c);
 /* Return unused reserved frames to the pool (or free them). */
 void mm_resv_return(struct mm_cursor *c);
 /* Turn a zeroed frame into a PT page at level, empty, unlocked. */

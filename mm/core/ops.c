@@ -49,6 +49,7 @@ static void ensure_meta(struct mm_cursor *c, struct mm_page *pg)
 		return;
 	pg->meta_pa = mm_resv_pop(c);
 	__atomic_fetch_add(&c->as->nr_frames, 1, __ATOMIC_RELAXED);
+	mm_resv_used(c);
 }
 
 /* Write entry i of pg and keep nr_live right. A non-zero meta needs the
@@ -131,6 +132,7 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 	struct slot s = { pte, meta };
 	const struct pt_arch *a = c->as->arch;
 	struct mm_page *ch = mm_pt_init(c->as, mm_resv_pop(c), L - 1);
+	mm_resv_used(c);      /* mm_pt_init counted it in nr_frames */
 	if (cmeta)
 		ensure_meta(c, ch);
 	uint64_t *cp = pg_ptes(c->as, ch);

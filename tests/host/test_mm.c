@@ -434,6 +434,13 @@ static void oom_op(struct ctx *x, const struct oop *o)
 		CHECK(limit < 0 || (long)x->as.nr_frames <= limit,
 		      "op %d owns %lu PT frames, over its limit %ld", o->kind,
 		      (unsigned long)x->as.nr_frames, limit);
+		/* Refused only when it did not fit: the limit it finally fit
+		 * under is exactly what it drew (no frame counted twice). Ops
+		 * that remove tables are left out: they unlink PT pages too. */
+		bool grows = o->kind != O_UNMAP && !(o->kind == O_MARK && o->st.kind == MM_INVALID);
+		CHECK(limit < 0 || !grows || (long)x->as.nr_frames == limit,
+		      "op %d fit only under limit %ld but owns %lu PT frames", o->kind, limit,
+		      (unsigned long)x->as.nr_frames);
 		switch (o->kind) {
 		case O_MAP: spec_map(&x->s, o->va, pa, PG, MM_PROT_R | MM_PROT_W, 0); break;
 		case O_MAPH: spec_map(&x->s, o->va, pa, MB2, MM_PROT_R, 0); break;
