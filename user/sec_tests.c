@@ -100,7 +100,7 @@ static int counters_back(const struct kcounters *a, int objects_only, char *why)
 
 /* Spawn module 0 with role `arg`, quota word `quota` and cap `give`, wait
  * for it, drop its task cap. 0 with its exit status in *st, or the error. */
-static long spawn_wait(uint64_t arg, long quota, long give, long *st)
+long spawn_wait(uint64_t arg, long quota, long give, long *st)
 {
 	long task = slot_alloc();
 	if (task < 0)

@@ -17,6 +17,9 @@ void settled_counters(struct kcounters *out);
 
 /* Exploit-style isolation tests (selftest names sec_*). */
 int sec_sched_stress(char *why);
+/* Spawn module 0 with role arg, quota word and cap give; wait for it and
+ * drop its task cap. 0 with the exit status in *st, or the error. */
+long spawn_wait(uint64_t arg, long quota, long give, long *st);
 
 /* Child roles of the sec_* tests (roles.c), numbered apart from the
  * list above so either can grow. */

@@ -421,16 +421,7 @@ static int t_reply_without_caller(char *why)
  * status in *st, or the slot/spawn error (nothing left behind). */
 static long run_child(uint64_t arg, long quota, long *st)
 {
-	long task = slot_alloc();
-	if (task < 0)
-		return task;
-	long r = task_spawn(0, arg, task, quota, SLOT_NONE);
-	if (r == 0) {
-		*st = task_wait(task);
-		cap_delete(task);
-	}
-	slot_release(task);
-	return r;
+	return spawn_wait(arg, QUOTA(quota, CHILD_THREADS, CHILD_ENDPOINTS, 0), SLOT_NONE, st);
 }
 
 static int t_isolation(char *why)
