@@ -2,34 +2,40 @@
  * other's current thread.
  *
  * The load that once froze the kernel: an unpinned thread that yields in a
- * loop, an unpinned thread that serves calls on an endpoint (recv/reply),
- * and a caller pinned to the last hart that busy-waits 100 us between
- * calls. Yields, blocks and wakes then race across harts all the time; a
+ * loop, an unpinned thread that serves an endpoint (recv, reply), and a
+ * sender pinned to the last hart that busy-waits 100 us between messages.
+ * Yields, blocks, wakes and steals then race across harts all the time; a
  * scheduler that can queue a thread while its old hart still runs on its
- * stack ends with harts spinning on each other, interrupts off, and the
- * counters below stop. The main thread watches: every counter must move in
- * every one-second window.
+ * stack ends with two harts spinning on each other, interrupts off.
+ *
+ * The main thread is the watchdog. It must not keep the run queues busy
+ * itself (a hart with a queued thread never steals, and stealing is half
+ * of the race), so it sleeps in a receive: the sender sends it a tick
+ * every second, and at each tick every counter must have moved since the
+ * last one. A frozen scheduler stops the ticks too; the boot then hangs
+ * and the runner reports it (status 124).
  *
  * Duration: 20 s when the selftest prefix names this test's family ("sec_"
  * or longer), 2 s inside the full selftest so that stays quick. */
 #include "ulib.h"
 #include "uprog.h"
 
-/* Set by cmd_selftest before the tests run (NULL or "" = everything). */
+/* Set by cmd_selftest before the tests run ("" = every test). */
 const char *selftest_prefix;
 
 #define TICKS_PER_SEC 10000000UL       /* rdtime runs at 10 MHz on QEMU virt */
 #define SEND_GAP      1000UL           /* 100 us between messages */
+#define CALL_EVERY    16               /* one call per 16 messages, the rest plain sends */
 #define STOP_WORD     (~0ULL)
 
 /* Shared with the threads: static, so a thread that outlives a failed
  * test never writes into a dead stack frame. */
 static struct {
-	long ep;
+	long ep, tick_ep;
 	volatile int stop;
-	volatile long yields, recvs, calls;
+	volatile long yields, recvs, sends;
 	volatile int yielder_done, receiver_done, sender_done;
-	volatile long sender_err;      /* first bad call result, 0 if none */
+	volatile long sender_err;      /* first bad result, 0 if none */
 } st;
 
 static void yielder(void *a)
@@ -42,6 +48,7 @@ static void yielder(void *a)
 	st.yielder_done = 1;
 }
 
+/* w[1] says whether the message is a call (answer it) or a plain send. */
 static void receiver(void *a)
 {
 	(void)a;
@@ -54,7 +61,7 @@ static void receiver(void *a)
 			ipc(SYS_REPLY, 0, w, SLOT_NONE);
 			break;
 		}
-		if (r.a2)       /* a call: answer it and wait for the next one */
+		if (r.a2)
 			r = ipc(SYS_REPLY_RECV, st.ep, w, SLOT_NONE);
 		else
 			r = ipc(SYS_RECV, st.ep, w, SLOT_NONE);
@@ -62,20 +69,22 @@ static void receiver(void *a)
 	st.receiver_done = 1;
 }
 
-/* Alternates plain sends and calls. A send wakes the receiver through the
- * run queues (it goes to whichever hart looks free and then blocks there
- * again); a call may switch to it directly on this hart. Both races
- * matter: wake vs. a hart still leaving the thread, and the direct switch
- * to a thread another hart has not left yet. */
+/* Mostly plain sends, now and then a call. A send wakes the receiver
+ * through the run queues (it runs on whichever hart looks free, then
+ * blocks there again, which is when that hart steals); a call may switch
+ * to it directly on this hart. Both races matter: a wake against a hart
+ * that is still leaving the thread, and a direct switch to a thread
+ * another hart has not left yet. */
 static void sender(void *a)
 {
 	(void)a;
 	uint64_t w[4] = { 0 };
+	uint64_t tick = rdtime() + TICKS_PER_SEC, ticks = 0;
 	for (uint64_t i = 1; !st.stop; i++) {
 		uint64_t until = rdtime() + SEND_GAP;
 		while (rdtime() < until)
 			;
-		int call = i & 1;
+		int call = (i % CALL_EVERY) == 0;
 		w[0] = i;
 		w[1] = (uint64_t)call;
 		struct sysret r = ipc(call ? SYS_CALL : SYS_SEND, st.ep, w, SLOT_NONE);
@@ -83,7 +92,15 @@ static void sender(void *a)
 			st.sender_err = r.a0 ? r.a0 : -1000;
 			break;
 		}
-		st.calls++;
+		st.sends++;
+		if (rdtime() >= tick) {
+			w[0] = ++ticks;
+			ipc(SYS_SEND, st.tick_ep, w, SLOT_NONE);
+			/* From now, not from the last due time: a sender that
+			 * fell behind (host load) must not send ticks back to
+			 * back, which would make empty windows. */
+			tick = rdtime() + TICKS_PER_SEC;
+		}
 	}
 	if (!st.sender_err) {
 		/* Let the receiver leave its loop. */
@@ -91,6 +108,11 @@ static void sender(void *a)
 		w[1] = 1;
 		ipc(SYS_CALL, st.ep, w, SLOT_NONE);
 	}
+	/* Wake the watchdog if it still waits for a tick; otherwise this
+	 * waits until the test deletes the tick endpoint. Done only after
+	 * that: the test frees the slot once we say so. */
+	w[0] = STOP_WORD;
+	ipc(SYS_SEND, st.tick_ep, w, SLOT_NONE);
 	st.sender_done = 1;
 }
 
@@ -121,7 +143,8 @@ int sec_sched_stress(char *why)
 
 	memset((void *)&st, 0, sizeof st);
 	st.ep = slot_alloc();
-	if (st.ep < 0 || ep_create(st.ep) != 0) {
+	st.tick_ep = slot_alloc();
+	if (st.ep < 0 || st.tick_ep < 0 || ep_create(st.ep) != 0 || ep_create(st.tick_ep) != 0) {
 		snprintf(why, 160, "ep_create");
 		return 1;
 	}
@@ -129,53 +152,56 @@ int sec_sched_stress(char *why)
 	long tr = uthread_start(receiver, NULL, -1, 1);
 	long ts = uthread_start(sender, NULL, (int)(harts - 1), 1);
 
-	/* Watchdog. A window whose own samples are far apart (the host did
-	 * not run this hart for a while) proves nothing and is not judged;
-	 * a frozen pair of harts leaves the watching hart running. */
+	/* Watchdog: one window per tick. A window much longer than a second
+	 * (the host did not run a hart for a while) proves nothing either
+	 * way and is not judged. */
 	int fail = 0;
 	long windows = 0, skipped = 0;
 	if (ty < 0 || tr < 0 || ts < 0) {
 		snprintf(why, 160, "thread start: %ld %ld %ld", ty, tr, ts);
 		fail = 1;
 	}
-	uint64_t start = rdtime(), end = start + (uint64_t)secs * TICKS_PER_SEC;
-	while (!fail && rdtime() < end) {
-		long y0 = st.yields, r0 = st.recvs, c0 = st.calls;
-		uint64_t w_end = rdtime() + TICKS_PER_SEC, last = rdtime(), gap = 0;
-		while (rdtime() < w_end) {
-			sys_yield();
-			uint64_t now = rdtime();
-			if (now - last > gap)
-				gap = now - last;
-			last = now;
-		}
-		if (st.sender_err) {
-			snprintf(why, 160, "call failed: %ld", st.sender_err);
+	uint64_t start = rdtime(), last = start, w[4] = { 0 };
+	long y0 = st.yields, r0 = st.recvs, s0 = st.sends;
+	while (!fail && windows < secs) {
+		struct sysret r = ipc(SYS_RECV, st.tick_ep, w, SLOT_NONE);
+		uint64_t now = rdtime();
+		long y = st.yields, rc = st.recvs, s = st.sends;
+		if (r.a0 || (uint64_t)r.a1 == STOP_WORD || st.sender_err) {
+			snprintf(why, 160, "sender stopped: %ld (tick %ld)", st.sender_err, r.a0);
 			fail = 1;
-		} else if (gap > TICKS_PER_SEC / 2) {
+		} else if (now - last > TICKS_PER_SEC * 3 / 2 || now - last < TICKS_PER_SEC / 2) {
 			skipped++;
-		} else if (st.yields == y0 || st.recvs == r0 || st.calls == c0) {
-			snprintf(why, 160, "no progress in window %ld: yields %ld->%ld recvs %ld->%ld calls %ld->%ld",
-				 windows, y0, st.yields, r0, st.recvs, c0, st.calls);
+		} else if (y == y0 || rc == r0 || s == s0) {
+			snprintf(why, 160, "no progress in window %ld (tick %ld, %lu ms): yields %ld->%ld recvs %ld->%ld sends %ld->%ld",
+				 windows, r.a1, (now - last) / 10000, y0, y, r0, rc, s0, s);
 			fail = 1;
 		}
+		y0 = y, r0 = rc, s0 = s, last = now;
 		windows++;
 	}
-	printf("  sec_sched: %ld harts, %ld s: yields %ld, recvs %ld, calls %ld (%ld windows, %ld not judged)\n",
-	       harts, secs, st.yields, st.recvs, st.calls, windows, skipped);
+	uint64_t ds = (rdtime() - start) / (TICKS_PER_SEC / 10);
+	printf("  sec_sched: %ld harts, %lu.%lu s: yields %ld, recvs %ld, sends %ld (%ld windows, %ld not judged)\n",
+	       harts, ds / 10, ds % 10, st.yields, st.recvs, st.sends, windows, skipped);
 
-	/* Stop everything: the sender's last call releases the receiver;
-	 * deleting the endpoint releases it too if the sender gave up. */
+	/* Stop everything. Deleting the tick endpoint releases a sender
+	 * blocked on a tick (and makes later ticks fail at once); the
+	 * sender's last call releases the receiver; deleting the endpoint
+	 * releases whoever still waits on it. */
 	st.stop = 1;
 	int stopped = 1;
 	if (ty >= 0)
 		stopped &= wait_for(&st.yielder_done, 10 * TICKS_PER_SEC);
+	cap_delete(st.tick_ep);
+	if (ts >= 0)
+		wait_for(&st.sender_done, 10 * TICKS_PER_SEC);
+	cap_delete(st.ep);
 	if (ts >= 0)
 		stopped &= wait_for(&st.sender_done, 10 * TICKS_PER_SEC);
-	cap_delete(st.ep);
-	slot_release(st.ep);
 	if (tr >= 0)
 		stopped &= wait_for(&st.receiver_done, 10 * TICKS_PER_SEC);
+	slot_release(st.tick_ep);
+	slot_release(st.ep);
 	long th[3] = { ty, tr, ts };
 	for (int i = 0; i < 3; i++) {
 		if (th[i] < 0)
@@ -193,8 +219,8 @@ int sec_sched_stress(char *why)
 	if (fail)
 		return 1;
 
-	/* Nothing left behind: threads, the endpoint and every cap are gone
-	 * (exited threads are freed a little later). */
+	/* Nothing left behind: threads, endpoints and caps are back where
+	 * they were (exited threads are freed a little later). */
 	for (int i = 0; i < 10; i++) {
 		settled_counters(&after);
 		if (after.threads == before.threads && after.endpoints == before.endpoints &&

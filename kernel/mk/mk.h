@@ -57,7 +57,9 @@ struct thread {
 	struct kctx ctx;            /* first: switch_context's pointer */
 	volatile int state;         /* enum tstate */
 	int block;                  /* enum tblock while T_BLOCKED */
-	volatile int on_cpu;        /* set while a hart runs on its stack */
+	volatile int on_cpu;        /* 0: no hart on its stack; 1: a hart runs on it; 2: that, and it was
+	                             * made runnable meanwhile (the hart leaving it queues it). Never
+	                             * set while queued (sched.c); non-zero: not reusable yet */
 	int killed;                 /* exit at the next return to user */
 	int prio;                   /* 0..NPRIO-1, higher runs first */
 	int affinity;               /* logical hart index, -1 = any */
@@ -182,11 +184,11 @@ void thread_first_run(struct kctx *prev);
 extern struct thread threads[MAX_THREADS];
 
 /* --- sched.c --- */
-void sched_wake(struct thread *th);                 /* make runnable (state set by caller) */
+void sched_wake(struct thread *th);                 /* make runnable (state set by caller); queued now, or by its hart once it leaves */
 void sched_yield(void);
 void sched_block(void);                             /* state already T_BLOCKED; irqs off */
 void sched_direct(struct thread *next);             /* irqs off; switch straight to next (runnable, not queued) */
-int sched_can_direct(struct thread *next);
+int sched_can_direct(struct thread *next);         /* mk_lock held; affinity allows and no hart on its stack */
 void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
@@ -223,8 +225,11 @@ void task_put(struct task *t);                       /* mk_lock held */
 void reaper_start(void);
 /* A task's quotas as asked for at spawn (abi QUOTA() unpacked). */
 struct quota { long frames; int threads, eps, tasks; };
+/* A spawned task's first thread, held until task_start starts it. */
+struct spawned { struct thread *th; uint64_t entry, arg; };
 int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct quota *q, int is_init,
-		      struct task **out);
+		      struct task **out, struct spawned *sp);
+int task_start(struct spawned *sp);
 int quota_charge_frames(struct task *t, long n);      /* -E_QUOTA if n more frames do not fit */
 void quota_release_frames(struct task *t, long n);
 extern struct task tasks[MAX_TASKS];

@@ -26,7 +26,10 @@ void mk_start(const char *command)
 			   .threads = MAX_THREADS - KTHREADS_RESERVED,
 			   .eps = MAX_ENDPOINTS, .tasks = MAX_TASKS - 1 };
 	struct task *init;
-	err = task_spawn_module(NULL, 0, 0, &q, 1, &init);
+	struct spawned sp;
+	err = task_spawn_module(NULL, 0, 0, &q, 1, &init, &sp);
+	if (!err)
+		err = task_start(&sp);
 	if (err)
 		panic("cannot start init (%d)", err);
 	sched_idle_loop();

@@ -9,7 +9,23 @@
  *  - a hart whose queue is empty steals the oldest unpinned thread from the
  *    hart with the longest queue before it goes idle.
  * The kernel is not preemptible: a thread switches only in sched_switch
- * (block, yield, exit, or a timer tick taken from user mode). */
+ * (block, yield, exit, or a timer tick taken from user mode).
+ *
+ * No hart ever waits for another to leave a thread. The invariant:
+ *
+ *   a thread in a run queue never has on_cpu set, and switch_to is only
+ *   ever given a thread with on_cpu == 0.
+ *
+ * on_cpu is ONCPU_OFF (no hart on its stack), ONCPU_ON (a hart runs on
+ * it) or ONCPU_REQUEUE (a hart runs on it and it was made runnable
+ * meanwhile). A thread that becomes runnable while its old hart is still
+ * on its stack (woken just after it blocked, or yielding) is not queued
+ * by the waker: on_cpu goes to ONCPU_REQUEUE, and the hart leaving it
+ * queues it in sched_finish_switch, once it runs on the next thread's
+ * stack. So whatever a hart takes from a queue is off every stack, and
+ * switch_to never spins; a cycle of harts each waiting for the next to
+ * leave its thread cannot form. The IPC direct switch (sched_can_direct)
+ * refuses a partner that is not yet off its old hart. */
 #include "mk.h"
 #include "riscv.h"
 #include "smp.h"
@@ -20,6 +36,11 @@
 /* How long (timebase units, 10 MHz on QEMU virt: 50 us) an idle hart
  * polls its queue before wfi. */
 #define IDLE_POLL_TICKS 500
+
+/* struct thread's on_cpu. */
+#define ONCPU_OFF     0
+#define ONCPU_ON      1
+#define ONCPU_REQUEUE 2
 
 struct rq rqs[MAX_HARTS];
 static struct thread idle_threads[MAX_HARTS];
@@ -37,11 +58,12 @@ static void rq_push(struct rq *rq, struct thread *th)
 	rq->len++;
 }
 
-/* Needs rq->lock. Remove the first thread at the highest level for which
- * ok(th) holds (ok NULL = any). */
-static struct thread *rq_take(struct rq *rq, int thief)
+/* Needs rq->lock. Remove the first thread at the highest level, down to
+ * level minprio; a thief (hart index, -1 = the queue's own hart) skips
+ * threads pinned elsewhere. */
+static struct thread *rq_take(struct rq *rq, int thief, int minprio)
 {
-	for (int p = NPRIO - 1; p >= 0; p--) {
+	for (int p = NPRIO - 1; p >= minprio; p--) {
 		struct thread *prev = NULL;
 		for (struct thread *th = rq->head[p]; th; prev = th, th = th->rq_next) {
 			if (thief >= 0 && th->affinity >= 0 && th->affinity != thief)
@@ -60,13 +82,22 @@ static struct thread *rq_take(struct rq *rq, int thief)
 	return NULL;
 }
 
-/* Needs: irqs off. Pick the next thread for this hart: own queue, else
- * steal from the longest other queue. */
-static struct thread *pick_next(struct rq *rq)
+/* Needs: irqs off. Take a thread of level minprio or higher from this
+ * hart's own queue, or NULL. */
+static struct thread *pick_local(struct rq *rq, int minprio)
 {
 	spin_lock(&rq->lock);
-	struct thread *th = rq_take(rq, -1);
+	struct thread *th = rq_take(rq, -1, minprio);
 	spin_unlock(&rq->lock);
+	return th;
+}
+
+/* Needs: irqs off. Pick the next thread for this hart: own queue, else
+ * steal from the longest other queue. Whatever it returns has on_cpu 0
+ * (it came from a queue). */
+static struct thread *pick_next(struct rq *rq)
+{
+	struct thread *th = pick_local(rq, 0);
 	if (th)
 		return th;
 	uint32_t me = this_cpu()->index;
@@ -81,12 +112,15 @@ static struct thread *pick_next(struct rq *rq)
 	if (best < 0)
 		return NULL;
 	spin_lock(&rqs[best].lock);
-	th = rq_take(&rqs[best], (int)me);
+	th = rq_take(&rqs[best], (int)me, 0);
 	spin_unlock(&rqs[best].lock);
 	return th;
 }
 
-void sched_wake(struct thread *th)
+/* Needs: th runnable, on_cpu 0 (no hart on its stack) and in no queue; irqs
+ * may be on or off, any lock but an rq lock may be held. Put th on the run
+ * queue of a hart that may run it and kick that hart out of wfi. */
+static void enqueue(struct thread *th)
 {
 	uint32_t me = this_cpu()->index;
 	int target = th->affinity;
@@ -113,6 +147,26 @@ void sched_wake(struct thread *th)
 		ipi_send((uint32_t)target);
 }
 
+/* Needs: the caller just set th->state = T_RUNNABLE (usually under mk_lock)
+ * after it was T_BLOCKED, so no other waker and no direct switch can race
+ * for it. Make th run again: queue it now if no hart is on its stack;
+ * otherwise (it blocked but its hart has not switched away yet) leave that
+ * to the hart leaving it: on_cpu ON -> REQUEUE, and sched_finish_switch
+ * (or sched_switch, if it ends up keeping th) takes it from there. The
+ * compare-and-swap decides which side queues it, exactly once: a failed
+ * CAS means finish_switch already cleared on_cpu, so th is off every
+ * stack and we queue it. */
+void sched_wake(struct thread *th)
+{
+	int old = ONCPU_ON;
+	if (__atomic_compare_exchange_n(&th->on_cpu, &old, ONCPU_REQUEUE, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	if (old != ONCPU_OFF)
+		panic("sched_wake: thread %d on_cpu %d", th->id, old);
+	enqueue(th);
+}
+
 void sched_activate(struct thread *next)
 {
 	struct rq *rq = this_rq();
@@ -131,10 +185,19 @@ void sched_activate(struct thread *next)
 	rq->cur_satp = satp;
 }
 
+/* Runs on the new thread's stack right after switch_context (and first
+ * in thread_first_run); irqs off. prev's stack is free now: clear its
+ * on_cpu (release: the old hart's last writes to it are visible to whoever
+ * runs it next). If it was made runnable while we were still on it
+ * (ONCPU_REQUEUE), queue it now; a dead one may go back to the pool. */
 void sched_finish_switch(struct kctx *pctx)
 {
 	struct thread *prev = (struct thread *)pctx;
-	__atomic_store_n(&prev->on_cpu, 0, __ATOMIC_RELEASE);
+	int old = __atomic_exchange_n(&prev->on_cpu, ONCPU_OFF, __ATOMIC_ACQ_REL);
+	if (old == ONCPU_REQUEUE) {
+		enqueue(prev);
+		return;
+	}
 	if (prev->state == T_DEAD) {
 		unsigned long f = spin_lock_irqsave(&mk_lock);
 		thread_put(prev);
@@ -144,41 +207,74 @@ void sched_finish_switch(struct kctx *pctx)
 
 static void switch_to(struct rq *rq, struct thread *prev, struct thread *next);
 
+/* Needs: irqs off, no lock held; prev = the current thread, which is
+ * running (idle loop), yielding or woken before it left (state
+ * T_RUNNABLE, on_cpu REQUEUE), blocked or dead. Run the next thread here.
+ * A prev that is runnable again keeps the hart unless this hart's own
+ * queue has a thread of its level or higher (what a yield means; prev
+ * then goes to a queue in sched_finish_switch). A blocked or dead prev
+ * gives way to anything, stolen if need be, else to the idle thread.
+ * prev is never in a queue here (its on_cpu is set), so next != prev. */
 void sched_switch(void)
 {
 	struct rq *rq = this_rq();
 	struct thread *prev = rq->cur;
+	/* Acquire: a REQUEUE written by a waker comes after its state store. */
+	if (__atomic_load_n(&prev->on_cpu, __ATOMIC_ACQUIRE) == ONCPU_REQUEUE) {
+		struct thread *next = pick_local(rq, prev->prio);
+		if (next) {
+			switch_to(rq, prev, next);
+			return;
+		}
+		/* Nothing better: keep running prev. Nobody else writes its
+		 * on_cpu now: it is runnable, so no waker will touch it. */
+		__atomic_store_n(&prev->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
+		prev->state = T_RUNNING;
+		return;
+	}
 	struct thread *next = pick_next(rq);
 	if (!next) {
 		if (prev->state == T_RUNNING)
 			return;
+		/* Blocked (a wake from now on sets REQUEUE and the idle
+		 * thread's finish_switch queues prev) or dead. */
 		next = rq->idle_thread;
-	}
-	if (next == prev) {
-		prev->state = T_RUNNING;
-		return;
 	}
 	switch_to(rq, prev, next);
 }
 
-/* IPC fast path: the current thread just blocked and `next` (made
- * runnable, not queued) runs here at once, skipping the run queues. */
+/* Needs mk_lock; irqs off; next is T_BLOCKED and about to be made runnable
+ * by the caller without being queued. Whether the IPC fast path may
+ * switch to next on this hart at once: its affinity allows this hart and
+ * no hart is still on its stack (it blocked elsewhere and that hart has
+ * not switched away yet). While next is T_BLOCKED under mk_lock nobody
+ * can put a hart on it, so on_cpu 0 seen here stays 0 until our switch_to.
+ * On refusal the caller wakes it normally, and sched_wake defers the
+ * queueing to the hart leaving it. */
 int sched_can_direct(struct thread *next)
 {
+	if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE) != ONCPU_OFF)
+		return 0;
 	return next->affinity < 0 || next->affinity == (int)this_cpu()->index;
 }
 
+/* Needs: irqs off, no lock held; the current thread is blocked and
+ * sched_can_direct(next) said yes under mk_lock. Switch to next here. */
 void sched_direct(struct thread *next)
 {
 	struct rq *rq = this_rq();
 	switch_to(rq, rq->cur, next);
 }
 
+/* Needs: irqs off, no lock held; next came from a run queue or passed
+ * sched_can_direct, so no hart is on its stack. No wait here: a hart that
+ * spun for another to leave its thread could spin forever (two harts each
+ * waiting for the other's current thread). */
 static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
 {
-	while (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
-		cpu_relax();
-	next->on_cpu = 1;
+	if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE) != ONCPU_OFF)
+		panic("switch_to: thread %d still on a hart (on_cpu %d)", next->id, next->on_cpu);
+	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
 	next->state = T_RUNNING;
 	__atomic_store_n(&rq->idle, next == rq->idle_thread, __ATOMIC_RELAXED);
 	next->last_cpu = (int)this_cpu()->index;
@@ -189,6 +285,12 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
 	sched_finish_switch(p);
 }
 
+/* Needs: no lock held. Let other threads of this hart at the current
+ * thread's level or higher run. The current thread is not queued here:
+ * its hart is still on its stack. It is marked runnable with on_cpu
+ * REQUEUE (no waker can touch it: it is not blocked), so sched_switch
+ * either keeps it or switches away, and then sched_finish_switch queues
+ * it. */
 void sched_yield(void)
 {
 	unsigned long f = irq_save();
@@ -196,14 +298,15 @@ void sched_yield(void)
 	struct thread *cur = rq->cur;
 	if (cur != rq->idle_thread && cur->state == T_RUNNING) {
 		cur->state = T_RUNNABLE;
-		spin_lock(&rq->lock);
-		rq_push(rq, cur);
-		spin_unlock(&rq->lock);
+		__atomic_store_n(&cur->on_cpu, ONCPU_REQUEUE, __ATOMIC_RELAXED);
 	}
 	sched_switch();
 	irq_restore(f);
 }
 
+/* Needs: irqs off, no lock held; the current thread is T_BLOCKED (set
+ * under mk_lock, which the caller dropped). It may already have been
+ * woken again; sched_switch handles that. */
 void sched_block(void)
 {
 	sched_switch();
@@ -218,7 +321,7 @@ void sched_idle_loop(void)
 	irq_disable();
 	csr_write(scounteren, 7);   /* user may read cycle, time, instret */
 	idle->state = T_RUNNING;
-	idle->on_cpu = 1;
+	idle->on_cpu = ONCPU_ON;
 	idle->affinity = (int)idx;
 	idle->id = -1 - (int)idx;
 	rq->idle_thread = idle;

@@ -228,9 +228,12 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 	if (err)
 		return err;
 	struct task *child;
-	err = task_spawn_module(t, (int)module, arg, &q, 0, &child);
+	struct spawned sp;
+	err = task_spawn_module(t, (int)module, arg, &q, 0, &child, &sp);
 	if (err)
 		return err;
+	/* Both caps exist before the child runs: it cannot die and be reaped
+	 * before we hold it, and finds its given cap from its first step. */
 	f = spin_lock_irqsave(&mk_lock);
 	struct cap *d = cap_slot_free(t, dst, &err);
 	struct cap *g = NULL;
@@ -250,6 +253,7 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 		task_exit(child, 137);
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
+	task_start(&sp);     /* a killed child's thread just exits */
 	return err;
 }
 

@@ -254,10 +254,12 @@ void reaper_start(void)
 }
 
 /* Create a task from boot module `module`, charging its quota to parent,
- * with slots 0 (itself), 1 (its address space) and 3 (its first thread),
- * and start its first thread at the ELF entry with a0 = arg. */
+ * with slots 0 (itself), 1 (its address space) and 3 (its first thread).
+ * Its first thread is ready to start at the ELF entry with a0 = arg but
+ * not started: task_start(sp) does that. 0, or an error with nothing
+ * left behind. */
 int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct quota *q,
-		      int is_init, struct task **out)
+		      int is_init, struct task **out, struct spawned *sp)
 {
 	if (module < 0 || module >= nboot_modules)
 		return -E_NOENT;
@@ -297,6 +299,7 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, const struc
 		cap_install(&t->cspace[SLOT_SELF_AS], &as, NULL);
 		cap_get_obj(&thc);
 		cap_install(&t->cspace[SLOT_SELF_THREAD], &thc, NULL);
+		th->refs++;     /* the caller's, until task_start: th cannot be reused */
 		if (is_init) {
 			struct cap kc = { .type = CAP_KERNEL, .rights = R_CONTROL | R_READ | R_WRITE };
 			cap_install(&t->cspace[SLOT_KERNEL], &kc, NULL);
@@ -314,5 +317,23 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, const struc
 		return err;
 	}
 	*out = t;
-	return thread_start_user(th, entry, USER_STACK_TOP - 16, arg);
+	sp->th = th;
+	sp->entry = entry;
+	sp->arg = arg;
+	return 0;
+}
+
+/* Start the first thread of a task task_spawn_module made, and drop the
+ * hold on it. Needs: mk_lock NOT held. The caller installs whatever caps
+ * the new task and its parent should have first, so the task cannot run
+ * (or die and be reaped) before they exist. -E_DEAD if the task was
+ * killed meanwhile (its thread then exits on its own). */
+int task_start(struct spawned *sp)
+{
+	int err = thread_start_user(sp->th, sp->entry, USER_STACK_TOP - 16, sp->arg);
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	sp->th->refs--;
+	thread_put(sp->th);
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
 }
