@@ -18,7 +18,9 @@ enum cap_type {
 };
 
 /* Rights. Endpoint: SEND/RECV/GRANT. Frame: READ/WRITE (what a mapping may
- * get). Region: QUERY/MAP/MARK/UNMAP. Task/thread: CONTROL. Console: WRITE
+ * get), SHARE (map it while it is mapped elsewhere). Region: QUERY/MAP/
+ * MARK/UNMAP/PROTECT for the ops, and READ/WRITE/EXEC: the most a page of
+ * the range may be given by MAP, MARK or PROTECT. Task/thread: CONTROL. Console: WRITE
  * (puts), READ (getc). Kernel: CONTROL (spawn from a boot module), READ
  * (debug queries: counters, harts, command line), WRITE (run in-kernel
  * tests and commands). Reply caps carry no rights and cannot be copied,
@@ -34,7 +36,10 @@ enum cap_type {
 #define R_MARK    0x80u
 #define R_UNMAP   0x100u
 #define R_CONTROL 0x200u
-#define R_ALL     0x3ffu
+#define R_PROTECT 0x400u  /* region: ROP_PROTECT, ROP_AGE */
+#define R_EXEC    0x800u  /* region: pages may be made executable (with R_READ/R_WRITE: readable/writable) */
+#define R_SHARE   0x1000u /* frame: may be mapped while it is mapped elsewhere */
+#define R_ALL     0x1fffu
 
 struct cap_info {
 	uint32_t type;
@@ -60,6 +65,14 @@ enum region_opcode {
 	ROP_MARK,        /* va, len, prot: mark reserved (anonymous memory, filled on fault) */
 	ROP_UNMAP,       /* va, len */
 	ROP_MARK_INVALID,/* va, len: back to nothing */
+	ROP_MARK_PAGER,  /* va, len, prot, arg = tag (< 2^40): pager-managed; faults go to the pager */
+	ROP_MARK_SWAPPED,/* va, len, arg = swap slot (< 2^40): evicted; faults go to the pager */
+	ROP_PROTECT,     /* va, len, prot: new permissions of mapped, COW, reserved and pager pages
+	                  * (others untouched); a downgrade is flushed from every hart before return */
+	ROP_AGE,         /* va: like QUERY, then clears the accessed bit (R_QUERY | R_PROTECT) */
+	ROP_EVICT,       /* va, arg = empty slot of the caller: unmap the page and put its frame
+	                  * there as a frame cap (READ|WRITE|SHARE); out_prot has QF_DIRTY if it was
+	                  * written; the frame's charge moves to the caller (R_UNMAP) */
 };
 #define PROT_R 1u
 #define PROT_W 2u
@@ -67,6 +80,10 @@ enum region_opcode {
 #define PROT_COW 8u   /* ROP_MAP: copy-on-write (writes get a private copy) */
 /* W^X: no user mapping or reservation is both writable and executable
  * (ROP_MAP and ROP_MARK with PROT_W | PROT_X fail with E_INVAL). */
+
+/* out_prot flags of ROP_QUERY / ROP_AGE / ROP_EVICT (mapped and COW pages). */
+#define QF_ACCESSED 0x100u
+#define QF_DIRTY    0x200u
 
 /* Status kinds a query reports (same numbers as the mm core's). */
 enum region_kind { RK_INVALID, RK_RESERVED, RK_MAPPED, RK_SWAPPED, RK_PAGER, RK_COW };
@@ -77,8 +94,8 @@ struct region_op {
 	uint64_t va, len;
 	int64_t arg;        /* ROP_MAP: frame slot */
 	int64_t result;     /* out: 0 or -E_* */
-	uint64_t out_kind, out_prot;  /* ROP_QUERY */
-	uint64_t out_tag;   /* ROP_QUERY: pager tag / swap slot (0 otherwise); never a physical address */
+	uint64_t out_kind, out_prot;  /* ROP_QUERY, ROP_AGE: kind; PROT_* | QF_* */
+	uint64_t out_tag;   /* pager tag / swap slot (0 otherwise); never a physical address */
 };
 #define REGION_MAX_OPS 16
 

@@ -43,6 +43,14 @@ enum patina_sys {
 	SYS_REPLY_SAVE,        /* (dst): move the pending reply (last call received) into a reply cap */
 	SYS_REPLY_CAP,         /* (reply, w0..w3): answer through a saved reply cap (one shot: it is used up) */
 	SYS_THREAD_KILL,       /* (thread): end that thread (it exits at its next kernel exit) */
+	SYS_FAULT_EP_SET,      /* (task or thread cap with R_CONTROL, endpoint cap with R_SEND or
+	                        * SLOT_NONE): faults the kernel cannot resolve become calls on that
+	                        * endpoint (patina/pager.h); a thread's own setting beats its task's */
+	SYS_TASK_CREATE,       /* (self task cap with R_CONTROL, dst, quota): an empty task (no code,
+	                        * no thread) with quotas carved from ours; slots 0 and 1 as at spawn */
+	SYS_REGION_CLONE,      /* (src region, dst region, lo, hi, struct clone_stats *): copy
+	                        * [lo, hi) of src's address space into dst's copy-on-write
+	                        * (src: R_QUERY | R_MAP, dst: R_MAP; both ranges must hold it) */
 	SYS_COUNT
 };
 

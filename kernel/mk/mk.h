@@ -220,6 +220,7 @@ extern volatile unsigned long uaccess_faults_fixed;
 
 /* --- task.c --- */
 struct task *task_alloc(struct task *parent, long frame_quota);  /* mk_lock NOT held */
+long sys_task_create(struct task *t, long self, long dst, long quota);
 void task_exit(struct task *t, int status);          /* mk_lock held: kill all threads */
 void task_put(struct task *t);                       /* mk_lock held */
 void reaper_start(void);
@@ -266,6 +267,12 @@ unsigned long eps_live(void);
 
 /* --- region.c --- */
 long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n);
+
+/* --- fault.c: fault endpoints (pagers) --- */
+long sys_fault_ep_set(struct task *t, long target, long ep);
+
+/* --- clone.c: copy-on-write clone of a range (fork) --- */
+long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats);
 
 /* --- elf.c --- */
 int elf_load(struct task *t, const uint8_t *img, size_t len, uint64_t *entry);

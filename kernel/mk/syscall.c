@@ -458,6 +458,9 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_DEBUG: r = sys_debug(t, A(0), A(1), A(2), A(3)); break;
 	case SYS_THREAD_SELF_HART: r = this_cpu()->index; break;
 	case SYS_THREAD_KILL: r = sys_thread_kill(t, A(0)); break;
+	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1)); break;
+	case SYS_TASK_CREATE: r = sys_task_create(t, A(0), A(1), A(2)); break;
+	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)

@@ -337,3 +337,10 @@ int task_start(struct spawned *sp)
 	spin_unlock_irqrestore(&mk_lock, f);
 	return err;
 }
+
+/* SYS_TASK_CREATE: an empty task. Not built yet. */
+long sys_task_create(struct task *t, long self, long dst, long quota)
+{
+	(void)t, (void)self, (void)dst, (void)quota;
+	return -E_NOSYS;
+}

@@ -1,0 +1,40 @@
+/* The pager protocol: fault messages and their replies.
+ *
+ * A fault the kernel cannot resolve in a thread that has a fault endpoint
+ * (SYS_FAULT_EP_SET) becomes a call on that endpoint made by the faulting
+ * thread: the pager receives the words below and the badge of the fault
+ * endpoint cap (a5), fixes the client's memory with region transactions,
+ * and replies FAULT_RESUME (the access is retried) or FAULT_KILL (the
+ * client task is killed). Any other reply, a pager that dies, or an
+ * endpoint nobody can receive on any more kills the client. */
+#ifndef PATINA_PAGER_H
+#define PATINA_PAGER_H
+
+#include <stdint.h>
+
+/* w[0]: faulting address. w[1]: FA_* access | raw scause << 8.
+ * w[2]: the page's status word (FAULT_STATUS_*). w[3]: the faulting
+ * thread's id (for the pager's log; not a capability). */
+#define FA_READ  1u
+#define FA_WRITE 2u
+#define FA_EXEC  4u
+#define FAULT_ACCESS(w1)   ((unsigned)((w1) & 0xff))
+#define FAULT_SCAUSE(w1)   ((w1) >> 8)
+/* Status word: kind (enum region_kind) | prot << 8 | tag or slot << 16. */
+#define FAULT_STATUS_KIND(w2) ((unsigned)((w2) & 0xff))
+#define FAULT_STATUS_PROT(w2) ((unsigned)(((w2) >> 8) & 0xff))
+#define FAULT_STATUS_TAG(w2)  ((w2) >> 16)
+
+/* Reply word 0. */
+#define FAULT_RESUME 0
+#define FAULT_KILL   1
+
+/* SYS_REGION_CLONE's report. */
+struct clone_stats {
+	uint64_t pt_pages;    /* page-table pages created in the destination */
+	uint64_t frames;      /* frames now shared copy-on-write */
+	uint64_t statuses;    /* reserved / pager / swapped entries copied */
+	uint64_t skipped;     /* empty subtrees skipped by entry counts */
+};
+
+#endif
