@@ -49,8 +49,11 @@ static const struct ucmd {
 	{ "sysfuzz", "random syscalls: sysfuzz [iterations] [seed]", cmd_sysfuzz },
 	{ "bench", "bench ipc (others go to the kernel's bench)", cmd_bench },
 	{ "counters", "kernel object and frame counters", cmd_counters },
+	{ "forkdemo", "copy-on-write fork of 64 MiB, checked", cmd_forkdemo },
+	{ "pagerkill", "kill a pager while its client waits in a fault", cmd_pagerkill },
 	{ "exit", "exit [status]: end init, power off", cmd_exit },
 	{ "poweroff", "power off", cmd_exit },
+	{ "swapdemo", "swap pager demo: swapdemo [--pages P] [--frames F] [--threads T] [--passes S]", cmd_swapdemo },
 };
 #define NCMDS (int)(sizeof ucmds / sizeof ucmds[0])
 

@@ -241,6 +241,10 @@ int child_main(long arg)
 	case ROLE_SEC_EPS: return sec_eps();
 	case ROLE_SEC_PT: return sec_pt();
 	case ROLE_SEC_CONSOLE: return sec_console();
+	case ROLE_MM_TOUCH: return mm_touch_child(arg);
+	case ROLE_FORK_CHILD: return forkdemo_child();
+	case ROLE_PG_CLIENT: case ROLE_PG_PAGER: return pg_role(arg);
+	case ROLE_SWAPDEMO: return swapdemo_client((uint64_t)arg);
 	}
 	return 100;
 }

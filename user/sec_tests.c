@@ -833,7 +833,7 @@ int sec_revoke_region(char *why)
 	settled_counters(&before);
 	CK(f >= 0 && m >= 0 && p >= 0, "slots");
 	CK(frame_alloc(f) == 0, "frame_alloc");
-	const unsigned rights = R_MAP | R_UNMAP | R_QUERY;
+	const unsigned rights = R_MAP | R_UNMAP | R_QUERY | R_READ | R_WRITE;
 	for (int round = 0; round < 2; round++) {
 		/* Round 0: delete M. Round 1: revoke M's parent P. */
 		if (round == 0) {

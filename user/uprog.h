@@ -48,4 +48,53 @@ int sec_console_cap(char *why);
 int sec_revoke_region(char *why);
 int sec_grant_at_delivery(char *why);
 
+/* Fault endpoints and empty tasks (pager_tests.c, selftest names pg_*)
+ * and the `pagerkill` command (pagerkill.c). Their child roles: */
+enum { ROLE_PG_CLIENT = 96, ROLE_PG_PAGER };
+#define PG_CLIENT_VA 0x5b000000UL   /* where a ROLE_PG_CLIENT child faults */
+int pg_role(long arg);
+long fault_ep_set(long target, long ep);
+int pg_counters_back(const struct kcounters *a, int frames, char *why);
+int pg_mark_pager(long region, uint64_t va, uint64_t len, uint64_t tag);
+int pg_fault_message(char *why);
+int pg_fault_kill_reply(char *why);
+int pg_fault_garbage_reply(char *why);
+int pg_fault_ep_rights(char *why);
+int pg_reply_not_waiting(char *why);
+int pg_pager_gone(char *why);
+int pg_uaccess_pager(char *why);
+int pg_task_create(char *why);
+int cmd_pagerkill(int argc, char **argv);
+
+/* The swap pager (swappager.c) and swapdemo (swapdemo.c). The client's
+ * role is numbered apart from the lists above. */
+enum { ROLE_SWAPDEMO = 112 };
+int cmd_swapdemo(int argc, char **argv);
+int swapdemo_client(uint64_t arg);
+struct swap_stats {
+	unsigned long faults, zero, in, out, written, spurious, aged, killed, resident;
+	uint64_t busy;                    /* timebase ticks spent serving faults */
+	long first_err;                   /* why the first killed fault was refused */
+	uint64_t err_addr, err_w1, err_w2;
+};
+typedef int (*swap_msg_fn)(uint64_t badge, const uint64_t w[4], uint64_t reply[4], void *ctx);
+enum { SWAP_STOP = 1, SWAP_CLIENT_KILLED = 2 };
+long swap_pager_init(long client_region, uint64_t base, unsigned long pages, unsigned long frames);
+long swap_pager_fault(const uint64_t w[4]);
+long swap_pager_serve(long ep, uint64_t fault_badge, swap_msg_fn other, void *ctx);
+void swap_pager_fini(struct swap_stats *st);
+
+/* Region ops for pagers, page rights, frame sharing, COW fork
+ * (mmops_tests.c, selftest names mm_*) and the forkdemo program. */
+enum { ROLE_MM_TOUCH = 80, ROLE_FORK_CHILD };
+int mm_touch_child(long arg);
+int forkdemo_child(void);
+int cmd_forkdemo(int argc, char **argv);
+int mm_cow_fork(char *why);
+int mm_protect(char *why);
+int mm_unmap_other_hart(char *why);
+int mm_pager_ops_confined(char *why);
+int mm_bad_input(char *why);
+int mm_evict_roundtrip(char *why);
+
 #endif

@@ -441,7 +441,7 @@ static int t_share_with_cap(char *why)
 	/* With a region cap for one page of ours, the child maps a frame there. */
 	uint64_t va = 0x55000000;
 	long rc = slot_alloc(), task = slot_alloc();
-	CHECK(cap_mint(SLOT_SELF_AS, rc, R_MAP | R_QUERY, 0, va, va + 0x1000) == 0, "mint");
+	CHECK(cap_mint(SLOT_SELF_AS, rc, R_MAP | R_QUERY | R_READ | R_WRITE, 0, va, va + 0x1000) == 0, "mint");
 	CHECK(task_spawn(0, ROLE_SHARE, task, CHILD_FRAMES, rc) == 0, "spawn");
 	long st = task_wait(task);
 	CHECK(st == 0, "share child exit %ld", st);
@@ -739,6 +739,20 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "sec_console_cap", sec_console_cap },
 	{ "sec_revoke_region", sec_revoke_region },
 	{ "sec_grant_at_delivery", sec_grant_at_delivery },
+	{ "mm_cow_fork", mm_cow_fork },
+	{ "mm_protect", mm_protect },
+	{ "mm_unmap_other_hart", mm_unmap_other_hart },
+	{ "mm_pager_ops_confined", mm_pager_ops_confined },
+	{ "mm_bad_input", mm_bad_input },
+	{ "mm_evict_roundtrip", mm_evict_roundtrip },
+	{ "pg_fault_message", pg_fault_message },
+	{ "pg_fault_kill_reply", pg_fault_kill_reply },
+	{ "pg_fault_garbage_reply", pg_fault_garbage_reply },
+	{ "pg_fault_ep_rights", pg_fault_ep_rights },
+	{ "pg_reply_not_waiting", pg_reply_not_waiting },
+	{ "pg_pager_gone", pg_pager_gone },
+	{ "pg_uaccess_pager", pg_uaccess_pager },
+	{ "pg_task_create", pg_task_create },
 };
 
 int cmd_selftest(int argc, char **argv)

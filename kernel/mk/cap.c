@@ -101,6 +101,8 @@ void cap_install(struct cap *dst, const struct cap *proto, struct cap *parent)
 	if (parent)
 		parent->child = dst;
 	ncaps++;
+	if (dst->type == CAP_ENDPOINT)
+		ipc_ep_cap_added(dst);     /* counts caps that can receive (ipc.c) */
 }
 
 /* Does thread cap c still name a live thread (not reused, not dead)? */

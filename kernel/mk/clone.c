@@ -1,9 +1,182 @@
-/* SYS_REGION_CLONE: copy a range of one address space into another
- * copy-on-write. Not built yet. */
+/* SYS_REGION_CLONE: copy [lo, hi) of one address space into another
+ * copy-on-write (the memory half of fork).
+ *
+ * Decode checks both region caps (src: R_QUERY | R_MAP, dst: R_MAP), that
+ * [lo, hi) is page aligned and inside both caps' ranges, and that the two
+ * caps name different address spaces. Then one cursor on each side, taken
+ * in a fixed order (the lower task id first), so two clones between the
+ * same pair of tasks in opposite directions cannot deadlock.
+ *
+ * Under the cursors, first validation (nothing changes on failure): the
+ * destination range must be empty (E_EXIST), no huge mapped page in the
+ * source (E_INVAL; user space never maps any), and no page whose
+ * permissions the destination cap's R_READ / R_WRITE / R_EXEC do not allow
+ * (E_PERM). Then the source's mapped pages become copy-on-write (keeping
+ * their permissions as the logical ones) and that downgrade is flushed
+ * from every hart's TLB BEFORE anything appears in the destination, so no
+ * write made after the snapshot can reach a shared frame. Then a walk
+ * over the source's used entries only (empty subtrees are skipped by the
+ * PT pages' live-entry counts, mm_next_used) shares each COW frame with
+ * the destination (one more reference) and copies reserved, pager and
+ * swapped statuses as statuses.
+ *
+ * Quota: PT pages and metadata arrays of the destination are charged to
+ * the destination as they are drawn (frames_charge); those the source
+ * needs for its COW metadata to the source. Shared frames stay charged to
+ * whoever paid for them before; a later COW break allocates the copy for
+ * the task that writes. If the destination runs out (E_QUOTA / E_NOMEM)
+ * the destination range is emptied again; source pages stay COW (same
+ * contents; a write then costs a fault, and no copy when the frame is no
+ * longer shared). */
 #include "mk.h"
+#include "uvm_frames.h"
+#include <patina/pager.h>
+
+static int err_of(int e)
+{
+	struct thread *me = cur_thread();
+	switch (e) {
+	case MM_OK: return 0;
+	case MM_EEXIST: case MM_EMAPPED: return -E_EXIST;
+	case MM_ENOMEM:
+		if (me->quota_refused) {
+			me->quota_refused = 0;
+			return -E_QUOTA;
+		}
+		return -E_NOMEM;
+	default: return -E_INVAL;
+	}
+}
+
+#define MM_RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
+
+static unsigned cap_page_rights(unsigned rights)
+{
+	return ((rights & R_READ) ? MM_PROT_R : 0) | ((rights & R_WRITE) ? MM_PROT_W : 0) |
+	       ((rights & R_EXEC) ? MM_PROT_X : 0);
+}
+
+/* End (exclusive, clipped to hi) of the entry at `level` holding va. */
+static uint64_t piece_end(uint64_t va, unsigned level, uint64_t hi)
+{
+	uint64_t span = PAGE_SIZE << (9 * (level - 1));
+	uint64_t end = (va & ~(span - 1)) + span;
+	return end > hi || end == 0 ? hi : end;
+}
 
 long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats)
 {
-	(void)t, (void)src, (void)dst, (void)lo, (void)hi, (void)ustats;
-	return -E_NOSYS;
+	struct clone_stats st = { 0 };
+	if ((lo | hi) & (PAGE_SIZE - 1) || lo >= hi)
+		return -E_INVAL;
+	/* The report must be writable: checked before anything changes
+	 * (never written while a cursor is held: the copy could fault). */
+	if (copy_to_user(ustats, &st, sizeof st))
+		return -E_FAULT;
+
+	int err = 0;
+	auth_read_lock();
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *sc = cap_lookup(t, src, CAP_REGION, R_QUERY | R_MAP, &err);
+	struct cap *dc = sc ? cap_lookup(t, dst, CAP_REGION, R_MAP, &err) : NULL;
+	struct task *S = NULL, *D = NULL;
+	if (dc) {
+		S = sc->o.task;
+		D = dc->o.task;
+		if (lo < sc->lo || hi > sc->hi || lo < dc->lo || hi > dc->hi)
+			err = -E_RANGE;
+		else if (S == D)
+			err = -E_INVAL;
+		else if (S->state != TASK_ALIVE || D->state != TASK_ALIVE)
+			err = -E_DEAD;
+	}
+	if (err) {
+		spin_unlock_irqrestore(&mk_lock, f);
+		auth_read_unlock();
+		return err;
+	}
+	unsigned allowed = cap_page_rights(dc->rights);
+	S->as_users++;
+	D->as_users++;
+	spin_unlock_irqrestore(&mk_lock, f);
+
+	struct mm_cursor cs, cd;
+	struct mm_cursor *first = S->id < D->id ? &cs : &cd, *second = first == &cs ? &cd : &cs;
+	struct task *tf = first == &cs ? S : D, *ts = first == &cs ? D : S;
+	cur_thread()->quota_refused = 0;
+	err = err_of(mm_lock(first, &tf->as, lo, hi));
+	if (!err) {
+		err = err_of(mm_lock(second, &ts->as, lo, hi));
+		if (err)
+			mm_release(first);
+	}
+	int code = 0, copied = 0;
+	if (!err) {
+		struct mm_info info;
+		uint64_t va, nx;
+		/* Validate: nothing changes before this passes. */
+		if (mm_next_used(&cd, lo, &nx, NULL) == 1)
+			err = -E_EXIST;
+		for (va = lo; !err && va < hi && mm_next_used(&cs, va, &nx, NULL) == 1; ) {
+			mm_query(&cs, nx, &info);
+			if ((info.kind == MM_MAPPED || info.kind == MM_COW) && info.level != 1)
+				err = -E_INVAL;
+			else if (info.prot & MM_RWX & ~allowed)
+				err = -E_PERM;
+			va = piece_end(nx, info.level, hi);
+		}
+		/* The source's downgrade, gone from every TLB before the
+		 * destination shows anything. */
+		if (!err)
+			err = err_of(mm_make_cow(&cs, lo, hi - lo));
+		if (!err)
+			mm_flush(&cs);
+		uint64_t nr0 = __atomic_load_n(&D->as.nr_frames, __ATOMIC_RELAXED);
+		for (va = lo; !err && va < hi && mm_next_used(&cs, va, &nx, &st.skipped) == 1; ) {
+			mm_query(&cs, nx, &info);
+			uint64_t end = piece_end(nx, info.level, hi);
+			copied = 1;
+			if (info.kind == MM_COW) {
+				uvm_frame_get(info.pa);
+				uvm_frame_mapped(info.pa);
+				int e = mm_map(&cd, nx, info.pa, 1, info.prot, MM_MAP_COW);
+				if (e) {
+					uvm_frame_unmapped(info.pa);
+					uvm_frame_put(info.pa);
+					err = err_of(e);
+				} else {
+					st.frames++;
+					if (info.prot & MM_PROT_X)
+						code = 1;
+				}
+			} else {
+				struct mm_status ms = { .kind = info.kind, .prot = info.prot,
+							.dev = info.dev, .arg = info.arg };
+				int e = mm_mark(&cd, nx, end - nx, &ms);
+				if (e)
+					err = err_of(e);
+				else
+					st.statuses++;
+			}
+			va = end;
+		}
+		uint64_t nr1 = __atomic_load_n(&D->as.nr_frames, __ATOMIC_RELAXED);
+		st.pt_pages = nr1 > nr0 ? nr1 - nr0 : 0;
+		/* Out of memory half way: empty the destination range again (it
+		 * was empty, so this splits nothing and cannot fail). */
+		if (err && copied)
+			mm_unmap(&cd, lo, hi - lo);
+		mm_release(second);
+		mm_release(first);
+	}
+	if (code && !err)
+		uvm_icache_sync(D);
+	__atomic_sub_fetch(&S->as_users, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&D->as_users, 1, __ATOMIC_RELEASE);
+	auth_read_unlock();
+	if (err)
+		return err;
+	if (copy_to_user(ustats, &st, sizeof st))
+		return -E_FAULT;
+	return 0;
 }

@@ -1,9 +1,172 @@
-/* Fault endpoints: faults the kernel cannot resolve become IPC calls to a
- * user-level pager (abi/patina/pager.h). Not built yet. */
+/* Fault endpoints: page faults the kernel cannot resolve become IPC calls
+ * to a user-level pager (abi/patina/pager.h, docs/pagers.md).
+ *
+ * A task, and each thread on its own, may name a fault endpoint
+ * (SYS_FAULT_EP_SET). The kernel keeps its own reference on that endpoint
+ * and the badge of the cap it was set from, like a cap outside any CSpace:
+ * it keeps the endpoint alive and is dropped when the setting is replaced
+ * or cleared, when the thread exits (thread_exit) or when the task is
+ * reaped (reap). A thread's own setting beats its task's.
+ *
+ * When uvm_fault gives up on a user page fault (-E_FAULT: invalid,
+ * pager-managed, swapped, or the wrong permission) and the thread has a
+ * fault endpoint, the faulting thread makes a call on it with the words
+ * of pager.h, exactly as SYS_CALL would (same queues, same direct switch,
+ * so the pager's RECV / REPLY_RECV / REPLY_SAVE + REPLY_CAP work as for
+ * any call). Its user registers hold its interrupted state, so while the
+ * call is in progress (thread->in_fault) the IPC code writes the call's
+ * result and the reply words into thread->fault_result / fault_reply.
+ * FAULT_RESUME retries the access; anything else, or E_DEAD (the pager
+ * died, dropped the reply cap, or nobody can receive on the endpoint any
+ * more), kills the task as an unhandled fault does (status 128 + scause).
+ *
+ * The kernel never calls a pager from inside a system call: a user copy
+ * that hits pager-managed or swapped memory fails with E_FAULT
+ * (uaccess.c). */
 #include "mk.h"
+#include "riscv.h"
+#include <patina/pager.h>
+
+#define CAUSE_FETCH_PF 12
+#define CAUSE_LOAD_PF 13
+#define CAUSE_STORE_PF 15
+
+/* Needs mk_lock. Drop th's own fault endpoint (thread exit). */
+void fault_ep_drop_thread(struct thread *th)
+{
+	struct endpoint *e = th->fault_ep;
+	th->fault_ep = NULL;
+	th->fault_badge = 0;
+	if (e)
+		ep_put(e);
+}
+
+/* Needs mk_lock. Drop t's task-wide fault endpoint (reap). */
+void fault_ep_drop_task(struct task *t)
+{
+	struct endpoint *e = t->fault_ep;
+	t->fault_ep = NULL;
+	t->fault_badge = 0;
+	if (e)
+		ep_put(e);
+}
 
 long sys_fault_ep_set(struct task *t, long target, long ep)
 {
-	(void)t, (void)target, (void)ep;
-	return -E_NOSYS;
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *tc = cap_lookup(t, target, 0, 0, &err);
+	struct cap *ec = NULL;
+	struct task *tt = NULL;
+	struct thread *th = NULL;
+	if (tc && tc->type != CAP_TASK && tc->type != CAP_THREAD)
+		err = -E_BADCAP;
+	else if (tc && !(tc->rights & R_CONTROL))
+		err = -E_PERM;
+	if (!err && ep != SLOT_NONE)
+		ec = cap_lookup(t, ep, CAP_ENDPOINT, R_SEND, &err);
+	if (!err) {
+		if (tc->type == CAP_TASK) {
+			tt = tc->o.task;
+			if (tt->state != TASK_ALIVE)
+				err = -E_DEAD;    /* reaping drops the setting: none may be made after */
+		} else if (!(th = cap_thread(tc))) {
+			err = -E_DEAD;
+		}
+	}
+	if (!err) {
+		struct endpoint **slot = tt ? &tt->fault_ep : &th->fault_ep;
+		uint64_t *badge = tt ? &tt->fault_badge : &th->fault_badge;
+		struct endpoint *old = *slot;
+		if (ec) {
+			ec->o.ep->refs++;
+			*slot = ec->o.ep;
+			*badge = ec->badge;
+		} else {
+			*slot = NULL;
+			*badge = 0;
+		}
+		if (old)
+			ep_put(old);
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+/* The status word of the page holding va (pager.h): kind | prot << 8 |
+ * tag or swap slot << 16, read under a cursor over that one page. Needs:
+ * mk_lock NOT held. */
+static uint64_t fault_status(struct task *t, uint64_t va)
+{
+	uint64_t page = va & ~(PAGE_SIZE - 1);
+	struct mm_cursor c;
+	if (va >= user_top || page < t->as.lo || mm_lock(&c, &t->as, page, page + PAGE_SIZE))
+		return RK_INVALID;
+	struct mm_info info;
+	uint64_t w = RK_INVALID;
+	if (mm_query(&c, page, &info) == MM_OK) {
+		uint64_t prot = ((info.prot & MM_PROT_R) ? PROT_R : 0) |
+				((info.prot & MM_PROT_W) ? PROT_W : 0) |
+				((info.prot & MM_PROT_X) ? PROT_X : 0);
+		uint64_t tag = (info.kind == MM_PAGER || info.kind == MM_SWAPPED) ? info.arg : 0;
+		w = (uint64_t)info.kind | prot << 8 | tag << 16;
+	}
+	mm_release(&c);
+	return w;
+}
+
+/* Needs mk_lock. The fault endpoint that applies to th, and its badge. */
+static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge)
+{
+	if (th->fault_ep) {
+		*badge = th->fault_badge;
+		return th->fault_ep;
+	}
+	*badge = th->task->fault_badge;
+	return th->task->fault_ep;
+}
+
+/* A user page fault uvm_fault could not resolve, in the current thread.
+ * 0: return to user (the access is retried, or the thread was killed
+ * meanwhile and exits on the way out); -E_FAULT: no fault endpoint (the
+ * caller kills as before); -E_DEAD: the pager is gone; -E_INVAL: the
+ * pager answered FAULT_KILL or garbage. Needs: mk_lock NOT held. */
+int fault_to_pager(struct uframe *uf)
+{
+	struct thread *me = cur_thread();
+	struct task *t = me->task;
+	uint64_t cause = uf->tf.scause, va = uf->tf.stval, badge;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	int have = fault_ep_of(me, &badge) != NULL;
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (!have)
+		return -E_FAULT;
+	unsigned acc = cause == CAUSE_STORE_PF ? FA_WRITE : cause == CAUSE_FETCH_PF ? FA_EXEC : FA_READ;
+	uint64_t w[IPC_WORDS] = { va, acc | cause << 8, fault_status(t, va), (uint64_t)me->id };
+
+	irq_disable();
+	spin_lock(&mk_lock);
+	struct endpoint *e = fault_ep_of(me, &badge);    /* may have changed meanwhile */
+	if (!e || me->killed) {
+		spin_unlock(&mk_lock);
+		irq_enable();
+		return e ? 0 : -E_FAULT;
+	}
+	e->refs++;              /* ours for the call: a new setting cannot free it under us */
+	me->in_fault = 1;
+	me->fault_result = -E_DEAD;
+	me->fault_reply[0] = FAULT_KILL;
+	ipc_fault_call(me, e, badge, w);    /* drops mk_lock; back once answered, failed or killed */
+	spin_lock(&mk_lock);
+	me->in_fault = 0;
+	long r = me->fault_result;
+	uint64_t word = me->fault_reply[0];
+	ep_put(e);
+	spin_unlock(&mk_lock);
+	irq_enable();
+	if (me->killed)
+		return 0;
+	if (r)
+		return -E_DEAD;
+	return word == FAULT_RESUME ? 0 : -E_INVAL;
 }

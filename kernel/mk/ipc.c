@@ -9,7 +9,13 @@
  * partner's affinity allows it.
  *
  * All queue state is under mk_lock. Results for a thread that was blocked
- * are written into its saved registers by whoever completes it. */
+ * are written into its saved registers by whoever completes it (for a
+ * thread blocked in a page-fault call, into its fault_result/fault_reply).
+ *
+ * An endpoint counts the caps with R_RECV that name it (recv_caps). When
+ * the last one goes nobody can ever receive there again: every queued
+ * sender fails with E_DEAD at once, and so does every later send or call
+ * (so a fault call to a dead pager kills its client instead of hanging). */
 #include "mk.h"
 #include "kstring.h"
 #include "riscv.h"
@@ -45,9 +51,14 @@ struct endpoint *ep_alloc(struct task *charge)
 	return NULL;
 }
 
+/* A thread in a page-fault call (fault.c) gets its result and reply in
+ * kernel-side slots: its user registers hold its interrupted state. */
 static void set_result(struct thread *th, long a0)
 {
-	th->uf->tf.regs[10] = (uint64_t)a0;
+	if (th->in_fault)
+		th->fault_result = a0;
+	else
+		th->uf->tf.regs[10] = (uint64_t)a0;
 }
 
 static void wake(struct thread *th)
@@ -129,10 +140,18 @@ void ep_recharge(struct task *from, struct task *to)
 	}
 }
 
+/* Needs mk_lock. Endpoint cap c was just installed in a CSpace. */
+void ipc_ep_cap_added(const struct cap *c)
+{
+	if (c->rights & R_RECV)
+		c->o.ep->recv_caps++;
+}
+
 /* Needs mk_lock. Endpoint cap c is being deleted: a thread of its task
  * blocked sending or receiving through that very slot loses the authority
  * it waited with, so its wait fails with E_PERM now (revoke takes effect at
- * once, not at some later delivery). */
+ * once, not at some later delivery). If it was the last cap that could
+ * receive there, every queued sender fails with E_DEAD. */
 void ipc_ep_cap_gone(const struct cap *c)
 {
 	struct endpoint *e = c->o.ep;
@@ -150,6 +169,13 @@ void ipc_ep_cap_gone(const struct cap *c)
 			set_result(th, -E_PERM);
 			wake(th);
 		}
+	if ((c->rights & R_RECV) && --e->recv_caps == 0) {
+		struct thread *th;
+		while ((th = q_pop(&e->senders, &e->senders_tail))) {
+			set_result(th, -E_DEAD);
+			wake(th);
+		}
+	}
 }
 
 /* Needs mk_lock. Take th out of whatever IPC or wait it is part of: queues,
@@ -236,6 +262,12 @@ static long do_send(struct thread *me, struct endpoint *e, int call)
 {
 	if (call)
 		me->call_seq++;      /* a new call: reply caps for older ones are dead */
+	if (!e->recv_caps) {
+		/* Nobody can ever receive here: fail now rather than wait forever. */
+		set_result(me, -E_DEAD);
+		spin_unlock(&mk_lock);
+		return RET_KEEP;
+	}
 	struct thread *r = q_pop(&e->receivers, &e->receivers_tail);
 	if (r) {
 		deliver(me, r);
@@ -291,6 +323,12 @@ static long do_recv(struct thread *me, struct endpoint *e)
  * (a1..a4) and no cap or badge (a5, a6 zero). Does not wake c. */
 static void set_reply(struct thread *c, const uint64_t *w)
 {
+	if (c->in_fault) {
+		c->fault_result = 0;
+		for (int i = 0; i < IPC_WORDS; i++)
+			c->fault_reply[i] = w[i];
+		return;
+	}
 	struct trap_frame *tf = &c->uf->tf;
 	tf->regs[10] = 0;
 	for (int i = 0; i < IPC_WORDS; i++)
@@ -364,6 +402,22 @@ static long reply_cap_op(struct thread *me, long nr, long slot, const uint64_t *
 	}
 	cap_delete(rc);      /* one shot */
 	return c ? 0 : -E_DEAD;
+}
+
+/* Needs mk_lock, irqs off; me->in_fault set. The page-fault call of
+ * fault.c: a call on e with words w and the badge of the fault endpoint's
+ * cap, through no slot of any CSpace (ep_slot -1: deleting caps of the
+ * client does not fail it). Drops mk_lock; returns with irqs off once the
+ * call was answered, failed or the thread was killed; the outcome is in
+ * me->fault_result / fault_reply. */
+long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w)
+{
+	for (int i = 0; i < IPC_WORDS; i++)
+		me->msg[i] = w[i];
+	me->badge = badge;
+	me->xfer_slot = SLOT_NONE;
+	me->ep_slot = -1;
+	return do_send(me, e, 1);
 }
 
 long sys_ipc(struct uframe *uf, long nr)

@@ -88,6 +88,15 @@ struct thread {
 	int reply_saved;            /* B_REPLY: a reply cap (not a server's caller field) answers it */
 	struct task *wait_task;     /* B_WAIT: the task it waits for */
 	struct thread *task_next;   /* task's thread list */
+	/* fault endpoint (fault.c): its own setting (a kernel-held reference on
+	 * the endpoint, with the badge of the cap it was set from), and the
+	 * page-fault call in progress: while in_fault, IPC results and reply
+	 * words land in fault_result/fault_reply, not in the user registers */
+	struct endpoint *fault_ep;
+	uint64_t fault_badge;
+	int in_fault;
+	long fault_result;
+	uint64_t fault_reply[IPC_WORDS];
 	/* user-access fault recovery */
 	int in_uaccess;
 	int quota_refused;          /* a PT-frame charge of its transaction hit the frame quota */
@@ -144,6 +153,8 @@ struct task {
 	struct thread *waiters;     /* threads in SYS_TASK_WAIT on us */
 	int as_users;               /* transactions from other tasks in flight */
 	int tearing_down;           /* reaper is destroying the AS: no hart runs it */
+	struct endpoint *fault_ep;  /* task-wide fault endpoint (kernel-held reference), badge */
+	uint64_t fault_badge;
 	struct task *reap_next;
 };
 
@@ -152,6 +163,7 @@ struct endpoint {
 	int id;
 	struct thread *senders, *senders_tail;   /* blocked in send/call */
 	struct thread *receivers, *receivers_tail;
+	int recv_caps;              /* caps with R_RECV naming it: at 0 nobody can receive, sends fail E_DEAD */
 	struct task *charged;       /* whose object quota pays for it */
 	uint32_t charged_gen;       /* ... if that task slot still holds it */
 };
@@ -261,6 +273,8 @@ void ipc_cancel(struct thread *th);                   /* mk_lock held */
 void ipc_reply_dropped(const struct cap *rc);         /* mk_lock held: a reply cap went away */
 void ep_recharge(struct task *from, struct task *to); /* mk_lock held: endpoints paid by from */
 void ipc_ep_cap_gone(const struct cap *c);            /* mk_lock held: c (in a CSpace) is being deleted */
+void ipc_ep_cap_added(const struct cap *c);           /* mk_lock held: c was just installed */
+long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w); /* mk_lock held, irqs off; drops the lock, returns after the call */
 long sys_ipc(struct uframe *uf, long nr);
 #define RET_KEEP (-1000000L)   /* syscall result already written to the frame */
 unsigned long eps_live(void);
@@ -270,6 +284,9 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 
 /* --- fault.c: fault endpoints (pagers) --- */
 long sys_fault_ep_set(struct task *t, long target, long ep);
+int fault_to_pager(struct uframe *uf);               /* 0: retry the access; -E_FAULT: no pager; else kill */
+void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
+void fault_ep_drop_task(struct task *t);             /* mk_lock held */
 
 /* --- clone.c: copy-on-write clone of a range (fork) --- */
 long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats);

@@ -11,8 +11,15 @@
  * drawn (E_QUOTA when they do not fit); the region cap's authority holds
  * from decode to commit (the revoke barrier: a delete or revoke of the cap
  * waits for the transaction); code mapped executable is made visible to
- * instruction fetch on every hart before the call returns. */
+ * instruction fetch on every hart before the call returns.
+ *
+ * Page rights: a region cap's R_READ / R_WRITE / R_EXEC bound the
+ * permissions MAP, MARK, MARK_PAGER, MARK_SWAPPED and PROTECT may give a
+ * page (E_PERM at decode otherwise). A frame that is mapped already may be
+ * mapped again only through a frame cap with R_SHARE. EVICT moves a page's
+ * frame, and its quota charge, to the caller as a frame cap. */
 #include "mk.h"
+#include "uvm_frames.h"
 #include "kstring.h"
 #include "riscv.h"
 
@@ -24,8 +31,31 @@ static unsigned op_right(uint32_t op)
 	case ROP_MARK: return R_MARK;
 	case ROP_MARK_INVALID: return R_MARK;
 	case ROP_UNMAP: return R_UNMAP;
+	case ROP_MARK_PAGER: return R_MARK;
+	case ROP_MARK_SWAPPED: return R_MARK;
+	case ROP_PROTECT: return R_PROTECT;
+	case ROP_AGE: return R_QUERY | R_PROTECT;
+	case ROP_EVICT: return R_UNMAP;
 	}
 	return 0;
+}
+
+/* The page permissions (PROT_R/W/X) a region cap's rights allow. */
+static uint32_t page_rights(unsigned rights)
+{
+	return ((rights & R_READ) ? PROT_R : 0) | ((rights & R_WRITE) ? PROT_W : 0) |
+	       ((rights & R_EXEC) ? PROT_X : 0);
+}
+
+/* A query result as the ABI reports it: kind, PROT_* | QF_*, tag or slot;
+ * never a physical address. */
+static void report(struct region_op *op, const struct mm_info *info)
+{
+	op->out_kind = info->kind;
+	op->out_prot = info->prot & 7;
+	if (info->kind == MM_MAPPED || info->kind == MM_COW)
+		op->out_prot |= (info->accessed ? QF_ACCESSED : 0) | (info->dirty ? QF_DIRTY : 0);
+	op->out_tag = (info->kind == MM_PAGER || info->kind == MM_SWAPPED) ? info->arg : 0;
 }
 
 static unsigned to_mm_prot(uint32_t p)
@@ -63,10 +93,48 @@ static int w_and_x(uint32_t prot)
 	return (prot & (PROT_W | PROT_X)) == (PROT_W | PROT_X);
 }
 
+/* ROP_EVICT under the cursor: the 4 KiB page at op->va must be mapped
+ * (not COW) and its frame referenced by nothing but this mapping (else a
+ * frame cap to it would reach memory others share: E_BUSY). The caller
+ * pays for the frame from now on (E_QUOTA if it has no room; checked
+ * before anything changes); the mapping's reference becomes *pa's. */
+static int evict(struct task *t, struct mm_cursor *c, struct region_op *op, uint64_t *pa)
+{
+	struct mm_info info;
+	int r = mm_to_err(mm_query(c, op->va, &info));
+	if (r)
+		return r;
+	if (info.kind != MM_MAPPED)
+		return -E_NOENT;
+	if (info.level != 1)
+		return -E_INVAL;
+	if (uvm_frame_refs(info.pa) != 1)
+		return -E_BUSY;
+	struct task *owner = uvm_frame_owner(info.pa);
+	int charged = owner != t;
+	if (charged && quota_charge_frames(t, 1))
+		return -E_QUOTA;
+	r = mm_to_err(mm_take(c, op->va, &info));
+	if (r) {
+		if (charged)
+			quota_release_frames(t, 1);
+		return r;
+	}
+	if (charged)
+		uvm_frame_recharge(info.pa, t);   /* refunds the old owner */
+	uvm_frame_unmapped(info.pa);
+	op->out_kind = info.kind;
+	op->out_prot = (info.prot & 7) | (info.accessed ? QF_ACCESSED : 0) | (info.dirty ? QF_DIRTY : 0);
+	op->out_tag = 0;
+	*pa = info.pa;
+	return 0;
+}
+
 long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n)
 {
 	struct region_op ops[REGION_MAX_OPS];
 	uint64_t frame_pa[REGION_MAX_OPS];
+	uint8_t counted[REGION_MAX_OPS];    /* MAP: the frame's map count was taken at decode */
 	if (n < 1 || n > REGION_MAX_OPS)
 		return -E_INVAL;
 	if (copy_from_user(ops, uops, (size_t)n * sizeof ops[0]))
@@ -84,10 +152,17 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 		err = -E_RANGE;
 	if (!err && target->state != TASK_ALIVE)
 		err = -E_DEAD;
+	for (long i = 0; i < n; i++)
+		frame_pa[i] = 0, counted[i] = 0;
 	for (long i = 0; !err && i < n; i++) {
 		struct region_op *op = &ops[i];
 		unsigned need = op_right(op->op);
-		frame_pa[i] = 0;
+		int ranged = op->op == ROP_MARK || op->op == ROP_UNMAP || op->op == ROP_MARK_INVALID ||
+			     op->op == ROP_MARK_PAGER || op->op == ROP_MARK_SWAPPED || op->op == ROP_PROTECT;
+		/* ops that give pages permissions: R needed, W^X, within the cap's page rights */
+		int gives = op->op == ROP_MARK || op->op == ROP_MARK_PAGER || op->op == ROP_PROTECT ||
+			    op->op == ROP_MAP || (op->op == ROP_MARK_SWAPPED && op->prot);
+		uint32_t pmask = op->op == ROP_MAP ? 15u : 7u;
 		if (!need)
 			err = -E_INVAL;
 		else if ((rc->rights & need) != need)
@@ -96,25 +171,36 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 			err = -E_INVAL;
 		else if (op->va < lo || op->va >= hi)
 			err = -E_RANGE;
-		else if (op->op == ROP_MARK || op->op == ROP_UNMAP || op->op == ROP_MARK_INVALID) {
-			if (!op->len || (op->len & (PAGE_SIZE - 1)) || op->len > hi - op->va)
-				err = -E_RANGE;
-			else if (op->op == ROP_MARK && (!(op->prot & PROT_R) || (op->prot & ~7u) ||
-							w_and_x(op->prot)))
-				err = -E_INVAL;
+		else if (ranged && (!op->len || (op->len & (PAGE_SIZE - 1)) || op->len > hi - op->va))
+			err = -E_RANGE;
+		else if (gives && (!(op->prot & PROT_R) || (op->prot & ~pmask) || w_and_x(op->prot)))
+			err = -E_INVAL;
+		else if (gives && (op->prot & 7u & ~page_rights(rc->rights)))
+			err = -E_PERM;
+		else if ((op->op == ROP_MARK_PAGER || op->op == ROP_MARK_SWAPPED) &&
+			 (op->arg < 0 || (uint64_t)op->arg > MM_STATUS_ARG_MAX))
+			err = -E_INVAL;
+		else if (op->op == ROP_EVICT) {
+			cap_slot_free(t, op->arg, &err);
+			for (long j = 0; !err && j < i; j++)
+				if (ops[j].op == ROP_EVICT && ops[j].arg == op->arg)
+					err = -E_EXIST;
 		} else if (op->op == ROP_MAP) {
 			/* COW needs only read access to the frame: writes go to a copy. */
 			unsigned fr = ((op->prot & PROT_W) && !(op->prot & PROT_COW) ? R_WRITE : 0) | R_READ;
 			struct cap *fc = cap_lookup(t, op->arg, CAP_FRAME, 0, &err);
-			if (fc && (!(op->prot & PROT_R) || (op->prot & ~15u) || w_and_x(op->prot)))
-				err = -E_INVAL;
-			else if (fc && (fc->rights & fr) != fr)
+			if (fc && (fc->rights & fr) != fr)
 				err = -E_PERM;
-			else if (fc)
+			else if (fc && !(err = uvm_frame_map_begin(fc->o.pa, fc->rights & R_SHARE))) {
 				frame_pa[i] = fc->o.pa;
+				counted[i] = 1;
+			}
 		}
 	}
 	if (err) {
+		for (long i = 0; i < n; i++)
+			if (counted[i])
+				uvm_frame_unmapped(frame_pa[i]);
 		spin_unlock_irqrestore(&mk_lock, f);
 		auth_read_unlock();
 		return err;
@@ -131,27 +217,51 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 	long done = 0;
 	int code = 0;
 	cur_thread()->quota_refused = 0;
+	uint64_t evicted[REGION_MAX_OPS];
 	err = mm_to_err(mm_lock(&c, &target->as, lo, hi));
 	for (long i = 0; i < n; i++) {
 		struct region_op *op = &ops[i];
 		int r = err;
+		evicted[i] = 0;
 		if (!err) {
 			struct mm_info info;
 			struct mm_status st = { 0 };
 			switch (op->op) {
 			case ROP_QUERY:
 				r = mm_to_err(mm_query(&c, op->va, &info));
-				op->out_kind = info.kind;
-				op->out_prot = info.prot & 7;
-				op->out_tag = 0;    /* no physical address ever reaches user space */
+				if (!r)
+					report(op, &info);
+				break;
+			case ROP_AGE:
+				r = mm_to_err(mm_age(&c, op->va, &info));
+				if (!r)
+					report(op, &info);
 				break;
 			case ROP_MAP:
 				r = mm_to_err(mm_map(&c, op->va, frame_pa[i], 1, to_mm_prot(op->prot),
 						     (op->prot & PROT_COW) ? MM_MAP_COW : 0));
-				if (!r)
+				if (!r) {
 					frame_pa[i] = 0;    /* the mapping owns the reference now */
+					counted[i] = 0;     /* and the map count is its */
+				}
 				if (!r && (op->prot & PROT_X))
 					code = 1;
+				break;
+			case ROP_MARK_PAGER:
+			case ROP_MARK_SWAPPED:
+				st.kind = op->op == ROP_MARK_PAGER ? MM_PAGER : MM_SWAPPED;
+				st.prot = (uint8_t)(op->prot ? to_mm_prot(op->prot) & ~MM_PROT_U : 0);
+				st.arg = (uint64_t)op->arg;
+				r = mm_to_err(mm_mark(&c, op->va, op->len, &st));
+				break;
+			case ROP_PROTECT:
+				r = mm_to_err(mm_protect(&c, op->va, op->len,
+							 to_mm_prot(op->prot) & ~MM_PROT_U));
+				if (!r && (op->prot & PROT_X))
+					code = 1;
+				break;
+			case ROP_EVICT:
+				r = evict(t, &c, op, &evicted[i]);
 				break;
 			case ROP_MARK:
 				st.kind = MM_RESERVED;
@@ -175,9 +285,33 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 		mm_release(&c);
 	if (code)
 		uvm_icache_sync(target);
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
+		if (counted[i])
+			uvm_frame_unmapped(frame_pa[i]);
 		if (frame_pa[i])
 			uvm_frame_put(frame_pa[i]);
+	}
+	/* Evicted frames become frame caps in the slots decode found empty. A
+	 * thread of ours that filled one since loses that page (its frame is
+	 * freed) and the op reports E_EXIST. */
+	for (long i = 0; i < n; i++) {
+		if (!evicted[i])
+			continue;
+		int e = 0;
+		unsigned long fl = spin_lock_irqsave(&mk_lock);
+		struct cap *d = cap_slot_free(t, ops[i].arg, &e);
+		if (d) {
+			struct cap nc = { .type = CAP_FRAME, .rights = R_READ | R_WRITE | R_SHARE,
+					  .o.pa = evicted[i] };
+			cap_install(d, &nc, NULL);
+		}
+		spin_unlock_irqrestore(&mk_lock, fl);
+		if (e) {
+			uvm_frame_put(evicted[i]);
+			ops[i].result = e;
+			done--;
+		}
+	}
 	__atomic_sub_fetch(&target->as_users, 1, __ATOMIC_RELEASE);
 	auth_read_unlock();
 	if (copy_to_user(uops, ops, (size_t)n * sizeof ops[0]))

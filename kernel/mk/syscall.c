@@ -161,7 +161,7 @@ static long sys_frame_alloc(struct task *t, long dst)
 	f = spin_lock_irqsave(&mk_lock);
 	struct cap *d = cap_slot_free(t, dst, &err);   /* another thread may have raced */
 	if (d) {
-		struct cap nc = { .type = CAP_FRAME, .rights = R_READ | R_WRITE, .o.pa = pa };
+		struct cap nc = { .type = CAP_FRAME, .rights = R_READ | R_WRITE | R_SHARE, .o.pa = pa };
 		cap_install(d, &nc, NULL);
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
@@ -333,7 +333,7 @@ static long sys_task_region(struct task *t, long slot, long dst)
 	struct cap *c = cap_lookup(t, slot, CAP_TASK, R_CONTROL, &err);
 	struct cap *d = c ? cap_slot_free(t, dst, &err) : NULL;
 	if (d) {
-		struct cap nc = { .type = CAP_REGION, .rights = R_QUERY | R_MAP | R_MARK | R_UNMAP,
+		struct cap nc = { .type = CAP_REGION, .rights = R_QUERY | R_MAP | R_MARK | R_UNMAP | R_PROTECT | R_READ | R_WRITE | R_EXEC,
 				  .o.task = c->o.task, .lo = PAGE_SIZE, .hi = user_top };
 		cap_get_obj(&nc);
 		cap_install(d, &nc, c);

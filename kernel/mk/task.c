@@ -163,12 +163,34 @@ void task_exit(struct task *t, int status)
  * still holds a slot of the pool). */
 void task_put(struct task *t)
 {
+	/* An empty task (SYS_TASK_CREATE, no thread yet) that no cap outside
+	 * its own CSpace names can never be given a thread: it dies now
+	 * rather than pin its slot and quota for good. */
+	if (t->state == TASK_ALIVE && t->nthreads == 0 && t->refs <= CSPACE_SLOTS) {
+		int self = 0;
+		for (int i = 0; i < CSPACE_SLOTS; i++) {
+			const struct cap *c = &t->cspace[i];
+			if ((c->type == CAP_TASK || c->type == CAP_REGION) && c->o.task == t)
+				self++;
+		}
+		if (t->refs == self)
+			task_exit(t, 137);
+	}
 	if (t->refs == 0 && t->state == TASK_DEAD) {
 		struct task *p = t->parent;
 		if (p && p->state != TASK_FREE && p->gen == t->parent_gen)
 			p->tasks_used--;
 		t->state = TASK_FREE;
 	}
+}
+
+/* The reaper waits for short-lived things (a hart switching away from a
+ * dead thread, another task's transaction in flight) by yielding, so a
+ * hart with other work runs it meanwhile instead of spinning. */
+static void reap_wait(void)
+{
+	sched_yield();
+	cpu_relax();
 }
 
 /* Tear one task down. Needs: mk_lock NOT held; every thread of t is dead. */
@@ -178,13 +200,14 @@ static void reap(struct task *t)
 	for (int i = 0; i < MAX_THREADS; i++)
 		if (threads[i].task == t)
 			while (__atomic_load_n(&threads[i].on_cpu, __ATOMIC_ACQUIRE))
-				cpu_relax();
+				reap_wait();
 	unsigned long f = spin_lock_irqsave(&mk_lock);
+	fault_ep_drop_task(t);
 	cspace_clear(t);
 	spin_unlock_irqrestore(&mk_lock, f);
 	/* Region transactions of other tasks that started before we died. */
 	while (__atomic_load_n(&t->as_users, __ATOMIC_ACQUIRE))
-		cpu_relax();
+		reap_wait();
 	t->tearing_down = 1;
 	uvm_as_destroy(t);
 	f = spin_lock_irqsave(&mk_lock);
@@ -338,9 +361,56 @@ int task_start(struct spawned *sp)
 	return err;
 }
 
-/* SYS_TASK_CREATE: an empty task. Not built yet. */
+/* SYS_TASK_CREATE: an empty task (an address space with nothing mapped,
+ * no thread, slots 0 and 1 as at spawn) whose quotas are carved from the
+ * caller's; the caller gets a task cap with every right in dst. It maps
+ * code through SYS_TASK_REGION and starts threads with SYS_THREAD_CREATE.
+ * A task with no thread lives until it is killed; once its last thread
+ * exits it is reaped like any other. self must be the caller's own task
+ * cap with R_CONTROL; the quota word follows SYS_TASK_SPAWN's rules and
+ * needs at least 16 frames (the address space's first page-table pages). */
 long sys_task_create(struct task *t, long self, long dst, long quota)
 {
-	(void)t, (void)self, (void)dst, (void)quota;
-	return -E_NOSYS;
+	if (!QUOTA_VALID(quota))
+		return -E_INVAL;
+	struct quota q = { .frames = QUOTA_FRAMES(quota), .threads = QUOTA_THREADS(quota),
+			   .eps = QUOTA_ENDPOINTS(quota), .tasks = QUOTA_TASKS(quota) };
+	if (q.frames < 16)
+		return -E_INVAL;
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *sc = cap_lookup(t, self, CAP_TASK, R_CONTROL, &err);
+	if (sc && sc->o.task != t)
+		err = -E_INVAL;
+	if (!err)
+		cap_slot_free(t, dst, &err);
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err)
+		return err;
+	struct task *nt = task_create(t, &q, &err);
+	if (!nt)
+		return err;
+	f = spin_lock_irqsave(&mk_lock);
+	struct cap *d = cap_slot_free(t, dst, &err);   /* another thread may have raced */
+	if (d) {
+		struct cap self_c = { .type = CAP_TASK, .rights = R_ALL, .o.task = nt };
+		struct cap as = { .type = CAP_REGION, .rights = R_ALL, .o.task = nt,
+				  .lo = PAGE_SIZE, .hi = user_top };
+		struct cap mine = { .type = CAP_TASK, .rights = R_ALL, .o.task = nt };
+		cap_get_obj(&self_c);
+		cap_install(&nt->cspace[SLOT_SELF_TASK], &self_c, NULL);
+		cap_get_obj(&as);
+		cap_install(&nt->cspace[SLOT_SELF_AS], &as, NULL);
+		cap_get_obj(&mine);
+		cap_install(d, &mine, NULL);
+	} else {
+		nt->state = TASK_DYING;
+		nt->reap_queued = 1;
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (!d) {
+		reap(nt);
+		return err;
+	}
+	return 0;
 }

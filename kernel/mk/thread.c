@@ -145,6 +145,7 @@ void thread_exit(void)
 	struct thread *th = cur_thread();
 	spin_lock(&mk_lock);
 	ipc_cancel(th);
+	fault_ep_drop_thread(th);
 	struct task *t = th->task;
 	if (t) {
 		struct thread **pp = &t->threads;

@@ -5,7 +5,16 @@
  * page fault inside it is first offered to the anonymous-memory fault
  * handler (a user buffer on a not yet touched stack page is fine); if that
  * cannot resolve it, the trap returns into uaccess_fault and the copy
- * returns -E_FAULT instead of taking the kernel down. */
+ * returns -E_FAULT instead of taking the kernel down.
+ *
+ * Pager-managed and swapped memory: the kernel never calls a pager from
+ * inside a system call. A copy that touches a page uvm_fault cannot fill
+ * by itself (invalid, pager-managed, swapped, or without the permission
+ * the copy needs) fails with -E_FAULT, whether or not the thread has a
+ * fault endpoint; the caller's pager must page the buffer in first. So a
+ * syscall never blocks on a pager while it holds a half-done operation,
+ * and a dead or stuck pager can never wedge the kernel inside a copy.
+ * (uaccess_fixup below only ever calls uvm_fault, never fault_to_pager.) */
 #include "mk.h"
 #include "riscv.h"
 

@@ -1,5 +1,6 @@
 /* Traps from user mode: syscalls, page faults (anonymous memory resolved
- * in-kernel; anything else kills the task), timer preemption, IPIs. */
+ * in-kernel; anything else goes to the thread's fault endpoint if it has
+ * one (fault.c), else kills the task), timer preemption, IPIs. */
 #include "mk.h"
 #include "riscv.h"
 #include "timer.h"
@@ -45,9 +46,15 @@ void user_trap(struct uframe *uf)
 		irq_enable();
 		int err = uvm_fault(cur_thread()->task, uf->tf.stval, cause == CAUSE_STORE_PF,
 				    cause == CAUSE_FETCH_PF);
-		if (err)
-			kill_current_task(uf, err == -E_FAULT ? "page fault nobody handles"
-							      : "out of memory in a page fault");
+		if (err == -E_FAULT) {
+			err = fault_to_pager(uf);
+			if (err)
+				kill_current_task(uf, err == -E_FAULT ? "page fault nobody handles" :
+						  err == -E_DEAD ? "page fault, pager gone" :
+						  "page fault refused by the pager");
+		} else if (err) {
+			kill_current_task(uf, "out of memory in a page fault");
+		}
 	} else {
 		irq_enable();
 		kill_current_task(uf, "exception");

@@ -15,6 +15,7 @@
 #include "rcu.h"
 #include "mm_platform.h"
 #include "usatp.h"
+#include "uvm_frames.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -24,6 +25,7 @@
 struct finfo {
 	struct mm_page desc;
 	uint32_t refs;
+	uint32_t maps;             /* mappings counted (see uvm_frame_map_begin) */
 	int16_t charged_id;        /* task index, -1 none */
 	uint32_t charged_gen;
 };
@@ -67,8 +69,10 @@ static struct mm_page *p_page_desc(uint64_t pa)
 static void p_frame_release(uint64_t pa, unsigned level)
 {
 	uint64_t n = 1ULL << (9 * (level - 1));
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t i = 0; i < n; i++) {
+		uvm_frame_unmapped(pa + i * PAGE_SIZE);
 		uvm_frame_put(pa + i * PAGE_SIZE);
+	}
 }
 static struct mm_pool *p_pool(void) { return &pools[this_cpu()->index]; }
 
@@ -199,6 +203,71 @@ void uvm_frame_put(uint64_t pa)
 }
 
 long uvm_frames_in_use(void) { return uframes_in_use; }
+
+/* Map counts. Every mapping made of a frame a cap can name is counted
+ * (ROP_MAP, fault fill, COW break, clone); the ELF loader maps fresh frames
+ * nobody else holds without counting them, so a release never takes the
+ * count below 0. A frame a cap can name (SYS_FRAME_ALLOC, or EVICT, which
+ * needs the mapping to be the frame's only reference) therefore has an
+ * exact count. */
+int uvm_frame_map_begin(uint64_t pa, int share)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f)
+		panic("uvm: map of unmanaged frame %lx", (unsigned long)pa);
+	uint32_t old = __atomic_load_n(&f->maps, __ATOMIC_RELAXED);
+	do {
+		if (old && !share)
+			return -E_PERM;
+	} while (!__atomic_compare_exchange_n(&f->maps, &old, old + 1, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return 0;
+}
+
+void uvm_frame_mapped(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	if (f)
+		__atomic_add_fetch(&f->maps, 1, __ATOMIC_RELAXED);
+}
+
+void uvm_frame_unmapped(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f)
+		return;
+	uint32_t old = __atomic_load_n(&f->maps, __ATOMIC_RELAXED);
+	while (old && !__atomic_compare_exchange_n(&f->maps, &old, old - 1, false, __ATOMIC_ACQ_REL,
+						   __ATOMIC_RELAXED))
+		;
+}
+
+uint32_t uvm_frame_refs(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	return f ? __atomic_load_n(&f->refs, __ATOMIC_ACQUIRE) : 0;
+}
+
+struct task *uvm_frame_owner(uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f || f->charged_id < 0)
+		return NULL;
+	struct task *t = &tasks[f->charged_id];
+	return t->gen == f->charged_gen && t->state != TASK_FREE ? t : NULL;
+}
+
+void uvm_frame_recharge(uint64_t pa, struct task *t)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f)
+		panic("uvm: recharge of unmanaged frame %lx", (unsigned long)pa);
+	struct task *old = uvm_frame_owner(pa);
+	f->charged_id = (int16_t)t->id;
+	f->charged_gen = t->gen;
+	if (old && old != t)
+		quota_release_frames(old, 1);
+}
 
 unsigned long uvm_pooled_frames(void)
 {
@@ -363,7 +432,8 @@ uint64_t uvm_satp(struct task *t)
 }
 
 /* Resolve a user fault at va in t's address space under one cursor:
- * reserved -> zero-filled frame; COW + write -> private copy; already
+ * reserved -> zero-filled frame; COW + write -> private copy (or, when
+ * the frame has no other reference, the same frame made writable); already
  * mapped with enough rights -> nothing (another thread won). Returns 0
  * when the access can be retried, -E_FAULT when nobody can resolve it,
  * -E_QUOTA / -E_NOMEM when memory ran out. */
@@ -386,11 +456,20 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 			if (mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, 0)) {
 				uvm_frame_put(pa);
 				err = -E_NOMEM;
+			} else {
+				uvm_frame_mapped(pa);
 			}
 		}
 	} else if (info.kind == MM_COW && (info.prot & need)) {
 		if (!write) {
 			err = 0;
+		} else if (uvm_frame_refs(info.pa) == 1) {
+			/* Nobody else holds the frame (no other mapping, no cap;
+			 * new sharers need this range's cursor, which we hold):
+			 * the same frame becomes writable again, no copy. */
+			err = mm_unshare(&c, page, PAGE_SIZE) ? -E_NOMEM : 0;
+			if (!err && (info.prot & MM_PROT_X))
+				synced_code = 1;
 		} else {
 			uint64_t pa;
 			err = uvm_frame_alloc(t, &pa);
@@ -402,8 +481,10 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 				if (e) {
 					uvm_frame_put(pa);
 					err = -E_NOMEM;
-				} else if (info.prot & MM_PROT_X) {
-					synced_code = 1;
+				} else {
+					uvm_frame_mapped(pa);
+					if (info.prot & MM_PROT_X)
+						synced_code = 1;
 				}
 			}
 		}

@@ -69,6 +69,11 @@ static void flush_now(struct mm_cursor *c)
 	c->nr_rel = 0;
 }
 
+void mm_flush(struct mm_cursor *c)
+{
+	flush_now(c);
+}
+
 void mm_cursor_release_frame(struct mm_cursor *c, uint64_t pa, unsigned level)
 {
 	if (c->nr_rel == MM_CURSOR_BATCH)

@@ -487,3 +487,307 @@ void mm_prune(struct mm_cursor *c)
 {
 	prune(c, c->cover, c->cover_level, c->cover_base, c->start, c->last);
 }
+
+/* ---- operations for pagers and fork: protect, make_cow, age, take,
+ * next_used (contracts in cortenmm/cursor.h) ---- */
+
+#define RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
+
+/* The PTE bits the hardware owns on live leaves (accessed, dirty), found
+ * through the trait table's own decoders so the core stays ISA-neutral:
+ * every bit b for which accessed(1 << b) or dirty(1 << b) holds. */
+static uint64_t hw_ad_bits(const struct pt_arch *a, bool dirty_too)
+{
+	uint64_t m = 0;
+	for (unsigned b = 0; b < 64; b++)
+		if (a->accessed(1ull << b) || (dirty_too && a->dirty(1ull << b)))
+			m |= 1ull << b;
+	return m;
+}
+
+enum { P_PROTECT, P_COW, P_UNCOW };
+
+struct pop {
+	int mode;
+	unsigned prot;     /* P_PROTECT: the new R/W/X */
+	uint64_t ad;       /* hardware A/D bits, kept on rewritten leaves */
+	bool dry;
+	unsigned need;
+	int err;
+};
+
+/* What op makes of a non-table slot at level L; false: it stays as it is. */
+static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, unsigned L,
+		     struct slot *out)
+{
+	const struct pt_arch *a = c->as->arch;
+	if (a->present(s.pte)) {
+		unsigned hw = a->prot(s.pte);
+		uint64_t pa = a->addr(s.pte, L);
+		bool cow = meta_kind(s.meta) == MM_COW;
+		if (op->mode == P_UNCOW) {
+			if (!cow)
+				return false;
+			out->meta = 0;
+			out->pte = a->make_leaf(pa, meta_prot(s.meta), L) | (s.pte & op->ad);
+		} else if (op->mode == P_COW) {
+			if (cow)
+				return false;
+			out->meta = meta_make(MM_COW, hw, 0, 0);
+			out->pte = a->make_leaf(pa, hw & ~MM_PROT_W, L) | (s.pte & op->ad);
+		} else {
+			unsigned np = ((cow ? meta_prot(s.meta) : hw) & ~RWX) | op->prot;
+			out->meta = cow ? meta_make(MM_COW, np, 0, 0) : s.meta;
+			out->pte = a->make_leaf(pa, cow ? np & ~MM_PROT_W : np, L) | (s.pte & op->ad);
+		}
+		return out->pte != s.pte || out->meta != s.meta;
+	}
+	unsigned k = meta_kind(s.meta);
+	if (op->mode != P_PROTECT || (k != MM_RESERVED && k != MM_PAGER))
+		return false;
+	out->pte = 0;
+	out->meta = meta_make(k, (meta_prot(s.meta) & ~RWX) | op->prot, meta_dev(s.meta),
+			      meta_arg(s.meta));
+	return out->meta != s.meta;
+}
+
+/* Rewrite entry i of pg (not a table) from old to nw; a present leaf is
+ * swapped with a compare-and-swap so A/D bits the hardware sets meanwhile
+ * survive, and its range is flushed at commit. */
+static void pop_write(struct mm_cursor *c, const struct pop *op, struct mm_page *pg, unsigned i,
+		      struct slot old, struct slot nw, uint64_t eb, uint64_t el)
+{
+	uint64_t *m = pg_meta(c->as, pg);
+	if (nw.meta != old.meta) {
+		if (!m)
+			c->as->plat->panic("mm: status without metadata array");
+		m[i] = nw.meta;
+	}
+	if (!c->as->arch->present(old.pte))
+		return;
+	uint64_t *p = &pg_ptes(c->as, pg)[i];
+	uint64_t cur = old.pte;
+	while (!__atomic_compare_exchange_n(p, &cur, (nw.pte & ~op->ad) | (cur & op->ad), false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	mm_cursor_flush_range(c, eb, el);
+}
+
+static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
+		      uint64_t lo, uint64_t hi)
+{
+	const struct pt_arch *a = c->as->arch;
+	unsigned L = n->level;
+	uint64_t sz = span_of(a, L);
+	bool meta_ready = n->pg ? n->pg->meta_pa != 0 : n->vmeta_alloc;
+	unsigned i0 = pt_index(a, lo, L), i1 = pt_index(a, hi, L);
+	for (unsigned i = i0; i <= i1 && !op->err; i++) {
+		uint64_t eb = entry_base(a, n->base, L, i), el = eb + sz - 1;
+		uint64_t slo = lo > eb ? lo : eb, shi = hi < el ? hi : el;
+		struct slot s = node_slot(c, n, i), nw;
+		if (is_table(a, s.pte, L)) {
+			struct node cn = { .pg = child_of(c->as, s.pte, L), .level = L - 1, .base = eb };
+			pop_apply(c, op, &cn, slo, shi);
+			continue;
+		}
+		if (!pop_slot(c, op, s, L, &nw))
+			continue;
+		if (slo == eb && shi == el) {
+			if (nw.meta && !meta_ready) {
+				if (op->dry)
+					op->need++;
+				else
+					ensure_meta(c, n->pg);
+				meta_ready = true;
+			}
+			if (!op->dry)
+				pop_write(c, op, n->pg, i, s, nw, eb, el);
+			continue;
+		}
+		if (c->as->sealed && L == a->levels) {   /* a split would rewrite a sealed root entry */
+			op->err = MM_EINVAL;
+			return;
+		}
+		bool cmeta = (s.meta | nw.meta) != 0;
+		if (op->dry) {
+			op->need += 1 + (cmeta ? 1 : 0);
+			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
+					   .vpte = a->present(s.pte) ? s.pte : 0, .vmeta = s.meta,
+					   .vmeta_alloc = cmeta };
+			pop_apply(c, op, &cn, slo, shi);
+		} else {
+			struct mm_page *ch = mm_split(c, n->pg, i, s.pte, s.meta, L, cmeta);
+			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
+			pop_apply(c, op, &cn, slo, shi);
+		}
+	}
+}
+
+static int pop_run(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t len)
+{
+	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
+	op->ad = hw_ad_bits(c->as->arch, true);
+	op->dry = true;
+	pop_apply(c, op, &root, va, va + len - 1);
+	if (op->err)
+		return op->err;
+	int err = mm_resv_fill(c, op->need);
+	if (err) {
+		mm_resv_return(c);
+		return err;
+	}
+	op->dry = false;
+	pop_apply(c, op, &root, va, va + len - 1);
+	if (c->nr_resv)
+		c->as->plat->panic("mm: reservation overcounted");
+	return MM_OK;
+}
+
+int mm_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
+{
+	int err = check_range(c, va, len);
+	if (err)
+		return err;
+	if ((prot & ~RWX) || !(prot & MM_PROT_R))
+		return MM_EPROT;
+	struct pop op = { .mode = P_PROTECT, .prot = prot };
+	return pop_run(c, &op, va, len);
+}
+
+int mm_make_cow(struct mm_cursor *c, uint64_t va, uint64_t len)
+{
+	int err = check_range(c, va, len);
+	if (err)
+		return err;
+	struct pop op = { .mode = P_COW };
+	return pop_run(c, &op, va, len);
+}
+
+int mm_unshare(struct mm_cursor *c, uint64_t va, uint64_t len)
+{
+	int err = check_range(c, va, len);
+	if (err)
+		return err;
+	struct pop op = { .mode = P_UNCOW };
+	return pop_run(c, &op, va, len);
+}
+
+/* The non-table entry holding va: its page, index, level and base. */
+static void find_entry(struct mm_cursor *c, uint64_t va, struct mm_page **pgp, unsigned *ip,
+		       unsigned *Lp, uint64_t *basep)
+{
+	const struct pt_arch *a = c->as->arch;
+	struct mm_page *pg = c->cover;
+	unsigned L = c->cover_level;
+	uint64_t base = c->cover_base;
+	for (;;) {
+		unsigned i = pt_index(a, va, L);
+		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
+		if (!is_table(a, e, L)) {
+			*pgp = pg, *ip = i, *Lp = L, *basep = entry_base(a, base, L, i);
+			return;
+		}
+		base = entry_base(a, base, L, i);
+		pg = child_of(c->as, e, L);
+		L--;
+	}
+}
+
+int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out)
+{
+	int err = mm_query(c, va, out);
+	if (err)
+		return err;
+	if (out->kind != MM_MAPPED && out->kind != MM_COW)
+		return MM_OK;
+	const struct pt_arch *a = c->as->arch;
+	struct mm_page *pg;
+	unsigned i, L;
+	uint64_t eb;
+	find_entry(c, va, &pg, &i, &L, &eb);
+	uint64_t abits = hw_ad_bits(a, false);
+	uint64_t old = __atomic_fetch_and(&pg_ptes(c->as, pg)[i], ~abits, __ATOMIC_ACQ_REL);
+	if (old & abits)
+		mm_cursor_flush_range(c, eb, eb + span_of(a, L) - 1);
+	return MM_OK;
+}
+
+int mm_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
+{
+	const struct pt_arch *a = c->as->arch;
+	if (va & (MM_PAGE_SIZE - 1))
+		return MM_EALIGN;
+	if (va < c->start || va > c->last)
+		return MM_ENOTLOCKED;
+	struct mm_page *pg;
+	unsigned i, L;
+	uint64_t eb;
+	find_entry(c, va, &pg, &i, &L, &eb);
+	uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
+	if (!a->present(e) || meta_kind(slot_meta(c->as, pg, i)) == MM_COW)
+		return MM_EINVAL;
+	if (L != 1)
+		return MM_EHUGE;
+	/* The last word of the entry, with every A/D bit set until now. */
+	uint64_t last = ent_xchg(&pg_ptes(c->as, pg)[i], 0);
+	pg->nr_live--;
+	mm_cursor_flush_range(c, eb, eb + MM_PAGE_SIZE - 1);
+	*out = (struct mm_info){ .kind = MM_MAPPED, .prot = (uint8_t)a->prot(last), .level = 1,
+				 .accessed = a->accessed(last), .dirty = a->dirty(last),
+				 .pa = a->addr(last, 1) };
+	/* Remove the PT pages this left empty (needs no frames: the entry is
+	 * empty now, so nothing is split). */
+	range_op(c, va, MM_PAGE_SIZE, true, false, 0);
+	return MM_OK;
+}
+
+static int next_used(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+		     uint64_t lo, uint64_t hi, uint64_t *next, uint64_t *skipped)
+{
+	const struct pt_arch *a = c->as->arch;
+	uint64_t sz = span_of(a, L);
+	unsigned i0 = pt_index(a, lo, L), i1 = pt_index(a, hi, L);
+	/* From entry 0 on, nr_live says when the rest of the page is empty. */
+	unsigned left = i0 == 0 ? pg->nr_live : ~0u;
+	for (unsigned i = i0; i <= i1; i++) {
+		if (left == 0) {
+			(*skipped)++;
+			return 0;
+		}
+		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
+		uint64_t slo = lo > eb ? lo : eb, shi = hi < el ? hi : el;
+		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
+		uint64_t m = slot_meta(c->as, pg, i);
+		if (is_table(a, e, L)) {
+			left--;
+			struct mm_page *ch = child_of(c->as, e, L);
+			if (ch->nr_live == 0) {
+				(*skipped)++;
+				continue;
+			}
+			if (next_used(c, ch, L - 1, eb, slo, shi, next, skipped))
+				return 1;
+			continue;
+		}
+		if (a->present(e) || m) {
+			*next = slo;
+			return 1;
+		}
+		if (L > 1)
+			(*skipped)++;
+	}
+	return 0;
+}
+
+int mm_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped)
+{
+	if (va & (MM_PAGE_SIZE - 1))
+		return MM_EALIGN;
+	if (va < c->start || va > c->last)
+		return MM_ENOTLOCKED;
+	uint64_t sk = 0;
+	int r = next_used(c, c->cover, c->cover_level, c->cover_base, va, c->last, next, &sk);
+	if (skipped)
+		*skipped += sk;
+	return r;
+}

@@ -74,6 +74,38 @@ int spec_unmap(struct spec *s, uint64_t va, uint64_t len)
 	return MM_OK;
 }
 
+int spec_protect(struct spec *s, uint64_t va, uint64_t len, unsigned prot)
+{
+	const unsigned rwx = MM_PROT_R | MM_PROT_W | MM_PROT_X;
+	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
+		struct spec_page *p = spec_at(s, va + o);
+		if (p->kind == MM_MAPPED || p->kind == MM_COW || p->kind == MM_RESERVED ||
+		    p->kind == MM_PAGER)
+			p->prot = (uint8_t)((p->prot & ~rwx) | prot);
+	}
+	return MM_OK;
+}
+
+int spec_make_cow(struct spec *s, uint64_t va, uint64_t len)
+{
+	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
+		struct spec_page *p = spec_at(s, va + o);
+		if (p->kind == MM_MAPPED)
+			p->kind = MM_COW;
+	}
+	return MM_OK;
+}
+
+int spec_unshare(struct spec *s, uint64_t va, uint64_t len)
+{
+	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
+		struct spec_page *p = spec_at(s, va + o);
+		if (p->kind == MM_COW)
+			p->kind = MM_MAPPED;
+	}
+	return MM_OK;
+}
+
 int spec_check_info(struct spec *s, uint64_t va, const struct mm_info *in, const char *who)
 {
 	struct spec_page *p = spec_at(s, va);

@@ -30,6 +30,13 @@ struct spec_page *spec_at(struct spec *s, uint64_t va);
 int spec_map(struct spec *s, uint64_t va, uint64_t pa, uint64_t size, unsigned prot, unsigned flags);
 int spec_mark(struct spec *s, uint64_t va, uint64_t len, const struct mm_status *st);
 int spec_unmap(struct spec *s, uint64_t va, uint64_t len);
+/* prot: R/W/X; mapped, COW (logical), reserved and pager pages get it
+ * (keeping their other bits); swapped and invalid pages are untouched. */
+int spec_protect(struct spec *s, uint64_t va, uint64_t len, unsigned prot);
+/* Mapped pages become COW with their permissions as the logical ones. */
+int spec_make_cow(struct spec *s, uint64_t va, uint64_t len);
+/* COW pages become mapped (same frame, logical permissions). */
+int spec_unshare(struct spec *s, uint64_t va, uint64_t len);
 
 /* Compare one core query result with the model; 0 if equal, else prints
  * the difference (with `who`) and returns -1. */

@@ -1,5 +1,5 @@
 /* Suite 'mm': host tests of the CortenMM core against the atomic spec.
- *   test_mm <arch|diff|bad|oom|kernel|huge> --arch A --mm P [--seed N] [--steps N]
+ *   test_mm <arch|diff|bad|oom|charge|kernel|huge|pager> --arch A --mm P [--seed N] [--steps N]
  * Every test checks the tree's well-formedness after each step and that
  * every frame is back at the end. Exit 0 iff every check held. */
 #include "host_platform.h"
@@ -146,7 +146,7 @@ static void diff_op(struct ctx *x, struct mm_cursor *c, uint64_t lo, uint64_t hi
 {
 	int got, want;
 	uint64_t va, len;
-	switch (rndn(5)) {
+	switch (rndn(8)) {
 	case 0:
 	case 1: { /* map */
 		unsigned level = 1;
@@ -184,6 +184,36 @@ static void diff_op(struct ctx *x, struct mm_cursor *c, uint64_t lo, uint64_t hi
 		got = mm_unmap(c, va, len);
 		CHECK(got == want, "unmap %#" PRIx64 "+%#" PRIx64 ": core %s", va, len, mm_strerror(got));
 		break;
+	case 4: { /* protect */
+		static const unsigned prots[] = { MM_PROT_R, MM_PROT_R | MM_PROT_W, MM_PROT_R | MM_PROT_X,
+						  MM_PROT_R | MM_PROT_W | MM_PROT_X };
+		unsigned prot = prots[rndn(4)];
+		rnd_subrange(lo, hi, &va, &len);
+		want = spec_protect(&x->s, va, len, prot);
+		got = mm_protect(c, va, len, prot);
+		CHECK(got == want, "protect %#" PRIx64 "+%#" PRIx64 ": core %s", va, len, mm_strerror(got));
+		break;
+	}
+	case 5: /* make copy-on-write, or back */
+		rnd_subrange(lo, hi, &va, &len);
+		if (rndn(3)) {
+			want = spec_make_cow(&x->s, va, len);
+			got = mm_make_cow(c, va, len);
+		} else {
+			want = spec_unshare(&x->s, va, len);
+			got = mm_unshare(c, va, len);
+		}
+		CHECK(got == want, "make_cow/unshare %#" PRIx64 "+%#" PRIx64 ": core %s", va, len,
+		      mm_strerror(got));
+		break;
+	case 6: { /* age: a query that also clears A */
+		struct mm_info in;
+		va = lo + rndn((hi - lo) / PG) * PG;
+		got = mm_age(c, va, &in);
+		CHECK(got == MM_OK, "age: %s", mm_strerror(got));
+		CHECK(!spec_check_info(&x->s, va, &in, "age"), "age mismatch");
+		break;
+	}
 	default: { /* query */
 		struct mm_info in;
 		va = lo + rndn((hi - lo) / PG) * PG;
@@ -336,7 +366,7 @@ static void t_bad(void)
 }
 
 /* ---- oom: allocation failure injected at every allocation point ---- */
-enum { O_MAP, O_MAPH, O_COW, O_MARK, O_UNMAP };
+enum { O_MAP, O_MAPH, O_COW, O_MARK, O_UNMAP, O_PROT, O_MKCOW };
 struct oop {
 	int kind;
 	uint64_t va, len;
@@ -412,6 +442,8 @@ static void oom_op(struct ctx *x, const struct oop *o)
 		case O_MAPH: err = mm_map(&c, o->va, pa, 2, MM_PROT_R, 0); break;
 		case O_COW: err = mm_map(&c, o->va, pa, 1, MM_PROT_R | MM_PROT_W, MM_MAP_COW); break;
 		case O_MARK: err = mm_mark(&c, o->va, o->len, &o->st); break;
+		case O_PROT: err = mm_protect(&c, o->va, o->len, MM_PROT_R); break;
+		case O_MKCOW: err = mm_make_cow(&c, o->va, o->len); break;
 		default: err = mm_unmap(&c, o->va, o->len); break;
 		}
 		long limit = charge_limit;
@@ -446,6 +478,8 @@ static void oom_op(struct ctx *x, const struct oop *o)
 		case O_MAPH: spec_map(&x->s, o->va, pa, MB2, MM_PROT_R, 0); break;
 		case O_COW: spec_map(&x->s, o->va, pa, PG, MM_PROT_R | MM_PROT_W, MM_MAP_COW); break;
 		case O_MARK: spec_mark(&x->s, o->va, o->len, &o->st); break;
+		case O_PROT: spec_protect(&x->s, o->va, o->len, MM_PROT_R); break;
+		case O_MKCOW: spec_make_cow(&x->s, o->va, o->len); break;
 		default: spec_unmap(&x->s, o->va, o->len); break;
 		}
 		mm_release(&c);
@@ -481,6 +515,9 @@ static void t_oom(void)
 		{ O_COW, B - MB2 + 9 * PG, 0, { 0 } },          /* COW needs metadata */
 		{ O_MARK, B - 3 * PG, 6 * PG, swp },            /* splits at both edges */
 		{ O_MAPH, B + MB2, 0, { 0 } },                  /* huge page over reserved */
+		{ O_PROT, B + MB2 + 9 * PG, PG, { 0 } },        /* protect splits the huge page */
+		{ O_MKCOW, B + 5 * PG, PG, { 0 } },             /* COW of a mapped page: metadata */
+		{ O_PROT, B - 2 * MB2 + 3 * PG, 2 * PG, { 0 } },/* protect splits a reserved 2M */
 		{ O_UNMAP, B + MB2 + 3 * PG, 2 * PG, { 0 } },   /* split a mapped huge page */
 		{ O_MARK, B - 2 * MB2 + 5 * PG, 3 * PG, pgr },
 		{ O_UNMAP, B - 2 * MB2, 4 * MB2, { 0 } },       /* everything: frees tables */
@@ -604,6 +641,214 @@ static void t_kernel(void)
 	end_as(&kas);
 }
 
+/* ---- pager: protect, make_cow, age, take, next_used ---- */
+
+/* White-box: the leaf entry holding va (the test pokes A/D bits the way
+ * the hardware would). NULL if none. */
+static uint64_t *leaf_of(struct mm_as *as, uint64_t va, unsigned *level)
+{
+	uint64_t pa = as->root_pa;
+	for (unsigned L = A->levels; L >= 1; L--) {
+		uint64_t *e = (uint64_t *)host_plat.phys_to_virt(pa) + pt_index(A, va, L);
+		if (!A->present(*e))
+			return NULL;
+		if (A->is_leaf(*e, L)) {
+			*level = L;
+			return e;
+		}
+		pa = A->addr(*e, L);
+	}
+	return NULL;
+}
+
+/* The A and D bits of this arch, found through its decoders. */
+static uint64_t ad_bit(bool dirty)
+{
+	for (unsigned b = 0; b < 64; b++)
+		if (dirty ? A->dirty(1ull << b) : A->accessed(1ull << b))
+			return 1ull << b;
+	return 0;
+}
+
+static void t_pager(void)
+{
+	struct ctx x;
+	new_as(&x.as);
+	uint64_t B = win_base();    /* 2048 pages around 1 GiB */
+	spec_init(&x.s, B, WIN_PAGES);
+	struct mm_cursor c;
+	struct mm_info in;
+	const unsigned RW = MM_PROT_R | MM_PROT_W, U = MM_PROT_U;
+	uint64_t Abit = ad_bit(false), Dbit = ad_bit(true);
+	CHECK(Abit && Dbit, "arch has no A/D bits");
+
+	/* Populate: 4 mapped pages, a COW page, reserved, pager, swapped, a 2M leaf. */
+	CHECK(mm_lock(&c, &x.as, B, B + WIN_PAGES * PG) == MM_OK, "lock");
+	uint64_t pa[4];
+	for (int i = 0; i < 4; i++) {
+		pa[i] = host_frame_alloc(1);
+		CHECK(mm_map(&c, B + i * PG, pa[i], 1, RW | U, 0) == MM_OK, "map %d", i);
+		spec_map(&x.s, B + i * PG, pa[i], PG, RW | U, 0);
+	}
+	uint64_t cpa = host_frame_alloc(1);
+	CHECK(mm_map(&c, B + 4 * PG, cpa, 1, RW | U, MM_MAP_COW) == MM_OK, "map cow");
+	spec_map(&x.s, B + 4 * PG, cpa, PG, RW | U, MM_MAP_COW);
+	struct mm_status rs = { .kind = MM_RESERVED, .prot = RW };
+	struct mm_status ps = { .kind = MM_PAGER, .prot = MM_PROT_R, .arg = 1234 };
+	struct mm_status ss = { .kind = MM_SWAPPED, .arg = 77 };
+	CHECK(mm_mark(&c, B + 8 * PG, 8 * PG, &rs) == MM_OK, "mark reserved");
+	spec_mark(&x.s, B + 8 * PG, 8 * PG, &rs);
+	CHECK(mm_mark(&c, B + 16 * PG, 4 * PG, &ps) == MM_OK, "mark pager");
+	spec_mark(&x.s, B + 16 * PG, 4 * PG, &ps);
+	CHECK(mm_mark(&c, B + 20 * PG, 4 * PG, &ss) == MM_OK, "mark swapped");
+	spec_mark(&x.s, B + 20 * PG, 4 * PG, &ss);
+	uint64_t hb = (B + MB2) & ~(MB2 - 1), hpa = host_frame_alloc(2);
+	CHECK(mm_map(&c, hb, hpa, 2, RW | U, 0) == MM_OK, "map huge");
+	spec_map(&x.s, hb, hpa, MB2, RW | U, 0);
+	mm_release(&c);
+	check_window(&x.as, &x.s, "pager setup");
+
+	/* protect: everything in [B, B+24 pages) and 2 pages of the huge leaf
+	 * to R; swapped untouched; the huge leaf is split; flushed. */
+	unsigned long fl = host_tlb_flushes();
+	CHECK(mm_lock(&c, &x.as, B, B + WIN_PAGES * PG) == MM_OK, "lock");
+	CHECK(mm_protect(&c, B, 24 * PG, MM_PROT_R) == MM_OK, "protect");
+	spec_protect(&x.s, B, 24 * PG, MM_PROT_R);
+	CHECK(mm_protect(&c, hb + 5 * PG, 2 * PG, MM_PROT_R | MM_PROT_X) == MM_OK, "protect in huge");
+	spec_protect(&x.s, hb + 5 * PG, 2 * PG, MM_PROT_R | MM_PROT_X);
+	CHECK(mm_query(&c, hb + 5 * PG, &in) == MM_OK && in.level == 1, "huge leaf not split");
+	CHECK(mm_query(&c, hb + 100 * PG, &in) == MM_OK && in.level == 1 && in.prot == (RW | U),
+	      "rest of the huge leaf changed");
+	mm_release(&c);
+	CHECK(host_tlb_flushes() > fl, "protect downgrade not flushed");
+	check_wf(&x.as, "protect");
+	check_window(&x.as, &x.s, "protect");
+	/* COW stays COW, read-only in hardware, logical prot R now */
+	unsigned lv;
+	uint64_t *e = leaf_of(&x.as, B + 4 * PG, &lv);
+	CHECK(e && !(A->prot(*e) & MM_PROT_W), "COW leaf writable");
+	/* upgrade back to RW: mapped pages become writable, A/D kept */
+	e = leaf_of(&x.as, B, &lv);
+	*e |= Abit | Dbit;
+	CHECK(mm_lock(&c, &x.as, B, B + 24 * PG) == MM_OK, "lock");
+	CHECK(mm_protect(&c, B, 24 * PG, RW) == MM_OK, "protect RW");
+	spec_protect(&x.s, B, 24 * PG, RW);
+	mm_release(&c);
+	e = leaf_of(&x.as, B, &lv);
+	CHECK(e && (A->prot(*e) & MM_PROT_W) && (*e & Abit) && (*e & Dbit), "RW leaf / A/D lost");
+	e = leaf_of(&x.as, B + 4 * PG, &lv);
+	CHECK(e && !(A->prot(*e) & MM_PROT_W), "COW leaf made writable by protect");
+	check_window(&x.as, &x.s, "protect RW");
+
+	/* make_cow: mapped pages become COW (logical RW), hardware read-only */
+	CHECK(mm_lock(&c, &x.as, B, B + 8 * PG) == MM_OK, "lock");
+	CHECK(mm_make_cow(&c, B + PG, 2 * PG) == MM_OK, "make_cow");
+	spec_make_cow(&x.s, B + PG, 2 * PG);
+	CHECK(mm_query(&c, B + PG, &in) == MM_OK && in.kind == MM_COW && in.prot == (RW | U) &&
+	      in.pa == pa[1], "make_cow query");
+	mm_release(&c);
+	e = leaf_of(&x.as, B + PG, &lv);
+	CHECK(e && !(A->prot(*e) & MM_PROT_W), "made-COW leaf writable");
+	check_wf(&x.as, "make_cow");
+	check_window(&x.as, &x.s, "make_cow");
+
+	/* unshare: COW back to a plain writable mapping of the same frame */
+	CHECK(mm_lock(&c, &x.as, B, B + 8 * PG) == MM_OK, "lock");
+	CHECK(mm_unshare(&c, B + 2 * PG, PG) == MM_OK, "unshare");
+	spec_unshare(&x.s, B + 2 * PG, PG);
+	CHECK(mm_query(&c, B + 2 * PG, &in) == MM_OK && in.kind == MM_MAPPED && in.prot == (RW | U) &&
+	      in.pa == pa[2], "unshare query");
+	CHECK(mm_unshare(&c, B + 8, PG) == MM_EALIGN, "unshare unaligned");
+	mm_release(&c);
+	check_wf(&x.as, "unshare");
+	check_window(&x.as, &x.s, "unshare");
+
+	/* age: reports A, clears it, keeps D; flushes only when A was set */
+	e = leaf_of(&x.as, B + 3 * PG, &lv);
+	*e |= Abit | Dbit;
+	fl = host_tlb_flushes();
+	CHECK(mm_lock(&c, &x.as, B, B + 8 * PG) == MM_OK, "lock");
+	CHECK(mm_age(&c, B + 3 * PG, &in) == MM_OK && in.accessed && in.dirty, "age: A/D not seen");
+	CHECK(mm_age(&c, B + 3 * PG, &in) == MM_OK && !in.accessed && in.dirty, "age: A not cleared");
+	mm_release(&c);
+	CHECK(host_tlb_flushes() == fl + 1, "age flushes %lu, want 1", host_tlb_flushes() - fl);
+	fl = host_tlb_flushes();
+	CHECK(mm_lock(&c, &x.as, B, B + 16 * PG) == MM_OK, "lock");
+	CHECK(mm_age(&c, B + 3 * PG, &in) == MM_OK && !in.accessed, "age again");
+	CHECK(mm_age(&c, B + 10 * PG, &in) == MM_OK && in.kind == MM_RESERVED, "age of reserved");
+	mm_release(&c);
+	CHECK(host_tlb_flushes() == fl, "age of a clear A flushed");
+
+	/* take: the frame is handed over (not released), D reported */
+	size_t used = host_frames_used();
+	CHECK(mm_lock(&c, &x.as, B, B + 8 * PG) == MM_OK, "lock");
+	CHECK(mm_take(&c, B + 3 * PG, &in) == MM_OK && in.pa == pa[3] && in.dirty && in.kind == MM_MAPPED,
+	      "take");
+	spec_unmap(&x.s, B + 3 * PG, PG);
+	mm_release(&c);
+	host_rcu_barrier();
+	CHECK(host_frames_used() == used, "take released the frame");
+	host_frame_free(pa[3], 1);
+	check_wf(&x.as, "take");
+	check_window(&x.as, &x.s, "take");
+
+	/* next_used: walks [B+4, ...) over the used pieces, skipping empties */
+	CHECK(mm_lock(&c, &x.as, B, B + WIN_PAGES * PG) == MM_OK, "lock");
+	uint64_t nx = 0, sk = 0;
+	CHECK(mm_next_used(&c, B + 3 * PG, &nx, &sk) == 1 && nx == B + 4 * PG, "next after taken page");
+	CHECK(mm_next_used(&c, B + 24 * PG, &nx, &sk) == 1 && nx == hb, "next is the old huge leaf");
+	CHECK(mm_next_used(&c, hb + MB2, &nx, &sk) == 0, "nothing after the huge range");
+	CHECK(sk > 0, "no empty subtree skipped");
+	mm_release(&c);
+
+	/* bad input: each error, nothing changed */
+	host_rcu_barrier();
+	used = host_frames_used();
+	uint64_t nr = x.as.nr_frames;
+	fl = host_tlb_flushes();
+	CHECK(mm_lock(&c, &x.as, B, B + 32 * PG) == MM_OK, "lock");
+	CHECK(mm_protect(&c, B + 8, PG, MM_PROT_R) == MM_EALIGN, "protect unaligned");
+	CHECK(mm_protect(&c, B, 0, MM_PROT_R) == MM_ERANGE, "protect empty");
+	CHECK(mm_protect(&c, B, 64 * PG, MM_PROT_R) == MM_ENOTLOCKED, "protect past lock");
+	CHECK(mm_protect(&c, B, PG, MM_PROT_W) == MM_EPROT, "protect without R");
+	CHECK(mm_protect(&c, B, PG, MM_PROT_R | MM_PROT_U) == MM_EPROT, "protect with U");
+	CHECK(mm_make_cow(&c, B + 8, PG) == MM_EALIGN, "make_cow unaligned");
+	CHECK(mm_make_cow(&c, B, 0) == MM_ERANGE, "make_cow empty");
+	CHECK(mm_make_cow(&c, B - PG, 2 * PG) == MM_ENOTLOCKED, "make_cow before lock");
+	CHECK(mm_age(&c, B + 32 * PG, &in) == MM_ENOTLOCKED, "age past lock");
+	CHECK(mm_take(&c, B + 8, &in) == MM_EALIGN, "take unaligned");
+	CHECK(mm_take(&c, B + 32 * PG, &in) == MM_ENOTLOCKED, "take past lock");
+	CHECK(mm_take(&c, B + 10 * PG, &in) == MM_EINVAL, "take of reserved");
+	CHECK(mm_take(&c, B + 3 * PG, &in) == MM_EINVAL, "take of invalid");
+	CHECK(mm_take(&c, B + 4 * PG, &in) == MM_EINVAL, "take of COW");
+	CHECK(mm_next_used(&c, B + 8, &nx, NULL) == MM_EALIGN, "next_used unaligned");
+	CHECK(mm_next_used(&c, B + 32 * PG, &nx, NULL) == MM_ENOTLOCKED, "next_used past lock");
+	mm_release(&c);
+	/* a huge leaf cannot be taken */
+	uint64_t h2 = hb + 4 * MB2;
+	if (h2 + MB2 <= B + WIN_PAGES * PG) {
+		uint64_t h2pa = host_frame_alloc(2);
+		CHECK(mm_lock(&c, &x.as, h2, h2 + MB2) == MM_OK, "lock");
+		CHECK(mm_map(&c, h2, h2pa, 2, RW, 0) == MM_OK, "map huge 2");
+		spec_map(&x.s, h2, h2pa, MB2, RW, 0);
+		mm_release(&c);
+		host_rcu_barrier();
+		used = host_frames_used();
+		nr = x.as.nr_frames;
+		fl = host_tlb_flushes();
+		CHECK(mm_lock(&c, &x.as, h2, h2 + MB2) == MM_OK, "lock");
+		CHECK(mm_take(&c, h2 + PG, &in) == MM_EHUGE, "take of a huge leaf");
+		mm_release(&c);
+	}
+	host_rcu_barrier();
+	CHECK(host_frames_used() == used && x.as.nr_frames == nr, "bad pager ops changed frames");
+	CHECK(host_tlb_flushes() == fl, "bad pager ops flushed");
+	check_wf(&x.as, "bad pager ops");
+	check_window(&x.as, &x.s, "bad pager ops");
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -646,6 +891,8 @@ int main(int argc, char **argv)
 	}
 	else if (!strcmp(test, "huge"))
 		t_huge();
+	else if (!strcmp(test, "pager"))
+		t_pager();
 	else if (!strcmp(test, "kernel"))
 		t_kernel();
 	else {

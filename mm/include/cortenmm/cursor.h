@@ -89,4 +89,62 @@ int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_stat
  * Empty PT pages are removed. MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED, MM_ENOMEM. */
 int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
 
+/* --- operations for pagers and fork --- */
+
+/* Give every mapped, COW, reserved and pager-managed page in [va, va+len)
+ * the permissions prot (MM_PROT_R/W/X only, R included; each page keeps
+ * its U and G bits). COW pages get prot as their logical permissions and
+ * stay read-only in hardware; swapped and invalid pages are untouched.
+ * Huge leaves and statuses cut by the range are split (A/D bits of a split
+ * huge leaf are not carried over). A/D bits of rewritten leaves are kept;
+ * every leaf whose entry changed is flushed at commit (so a downgrade is
+ * gone from every hart's TLB when mm_release returns).
+ * MM_OK; MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED, MM_EPROT (no R or bits other
+ * than R/W/X), MM_EINVAL (would split a sealed root entry), MM_ENOMEM.
+ * On failure nothing changed. */
+int mm_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot);
+
+/* Make every mapped page in [va, va+len) copy-on-write: kind COW with its
+ * present permissions as the logical ones, hardware entry without W (A/D
+ * kept), flushed at commit. COW pages and statuses are untouched; cut huge
+ * leaves are split. The frames stay where they are (no release). Same
+ * errors as mm_protect but MM_EPROT. */
+int mm_make_cow(struct mm_cursor *c, uint64_t va, uint64_t len);
+
+/* The reverse: every COW page in [va, va+len) becomes a plain mapping of
+ * the same frame with its logical permissions (A/D kept; flushed at
+ * commit). For a caller that knows nobody else uses those frames (a COW
+ * break without a copy). Needs no frames unless a huge COW leaf is cut.
+ * Same errors as mm_make_cow. */
+int mm_unshare(struct mm_cursor *c, uint64_t va, uint64_t len);
+
+/* mm_query(va) into *out, then, for a mapped or COW page, clear the
+ * hardware accessed bit of the leaf holding va (the whole leaf, huge or
+ * not); if it was set, the leaf is flushed at commit, so the next access
+ * through any hart sets it again. *out reports the bits as they were.
+ * MM_OK or MM_ENOTLOCKED. */
+int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+
+/* Unmap the mapped (not COW) 4 KiB page at va and hand its frame to the
+ * caller: it is NOT given to plat->frame_release; the caller owns the
+ * mapping's reference from now on. *out is the page as the entry last
+ * held it (pa, prot, and the accessed/dirty bits read atomically with the
+ * removal, so a write before it is never lost). Flushed at commit; PT
+ * pages left empty are removed. MM_OK; MM_EALIGN, MM_ENOTLOCKED, MM_EINVAL
+ * (not a mapped page, or COW), MM_EHUGE (part of a huge leaf). */
+int mm_take(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+
+/* First page-aligned address >= va, up to the end of the locked range,
+ * whose status is not invalid (mapped, COW, reserved, swapped, pager):
+ * returns 1 with it in *next, or 0 when there is none. Empty subtrees are
+ * skipped without visiting them: an empty entry above the leaf level, a
+ * PT page whose live-entry count is 0, and the rest of a page once its
+ * live-entry count is used up; each adds 1 to *skipped (if not NULL).
+ * MM_EALIGN or MM_ENOTLOCKED (negative) for a bad va. Changes nothing. */
+int mm_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped);
+
+/* Do the pending TLB flush now (locks kept), e.g. so that a downgrade is
+ * gone from every TLB before the caller publishes the pages elsewhere. */
+void mm_flush(struct mm_cursor *c);
+
 #endif
