@@ -37,8 +37,8 @@
 #define PSHARE_VA 0x50000000UL          /* init: the children's pages */
 #define SHARE_MAGIC 0x5359534655ULL
 #define ROLE_NOP 0xfe                   /* spawned by a check that should fail: exits */
-#define HART_STALL (5 * TPS)
-#define KID_STALL (20 * TPS)
+#define HART_STALL (10 * TPS)
+#define KID_STALL (30 * TPS)
 #define MAX_HB 16
 
 enum {
