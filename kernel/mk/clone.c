@@ -96,8 +96,9 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 		return err;
 	}
 	unsigned allowed = cap_page_rights(dc->rights);
-	S->as_users++;
-	D->as_users++;
+	/* Atomic: the decrements run outside mk_lock (see region.c). */
+	__atomic_add_fetch(&S->as_users, 1, __ATOMIC_ACQUIRE);
+	__atomic_add_fetch(&D->as_users, 1, __ATOMIC_ACQUIRE);
 	spin_unlock_irqrestore(&mk_lock, f);
 
 	struct mm_cursor cs, cd;

@@ -205,8 +205,10 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 		auth_read_unlock();
 		return err;
 	}
-	/* Hold what the ops need across the transaction. */
-	target->as_users++;
+	/* Hold what the ops need across the transaction. Atomic: the matching
+	 * decrement runs outside mk_lock, and a lost update would leave the
+	 * reaper waiting forever. */
+	__atomic_add_fetch(&target->as_users, 1, __ATOMIC_ACQUIRE);
 	for (long i = 0; i < n; i++)
 		if (frame_pa[i])
 			uvm_frame_get(frame_pa[i]);
