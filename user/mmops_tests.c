@@ -577,3 +577,48 @@ out:
 		return 1;
 	return counters_back(&before, why);
 }
+
+#define XV 0x65000000UL   /* a page of the child's that we evict */
+
+/* EVICT from another task's address space moves the frame and its charge:
+ * the child that paid for the page pays one frame less, we pay one more,
+ * the data comes with the frame, and the child's page is left empty. */
+int mm_evict_charge(char *why)
+{
+	struct kcounters before;
+	struct child ch = { -1, -1, -1 };
+	long s = slot_alloc();
+	int ours = 0;
+	why[0] = 0;
+	settled_counters(&before);
+	CK(child_start(&ch, -1, 64) == 0, "child start");
+	/* Two pages: the one left keeps the child's PT pages in use, so
+	 * usage moves by the evicted frame alone. */
+	struct region_op mk = { .op = ROP_MARK, .prot = PROT_R | PROT_W, .va = XV, .len = 2 * PG };
+	CK(txn1(ch.rc, XV, XV + 2 * PG, &mk) == 0, "reserve in the child: %s", err_name(mk.result));
+	CK(mt_call(ch.ep, MT_WRITE, XV + PG, 1, NULL) == 0, "child write");
+	long cu = usage(ch.task);
+	CK(mt_call(ch.ep, MT_WRITE, XV, 0x5eed, NULL) == 0, "child write");
+	CK(usage(ch.task) == cu + 1, "the child's fault was not charged to it (%ld -> %ld)", cu, usage(ch.task));
+	long cu1 = usage(ch.task), mu = usage(SLOT_SELF_TASK);
+	struct region_op ev = { .op = ROP_EVICT, .va = XV, .arg = s };
+	CK(txn1(ch.rc, XV, XV + PG, &ev) == 0, "evict: %s", err_name(ev.result));
+	CK(usage(ch.task) == cu1 - 1 && usage(SLOT_SELF_TASK) == mu + 1,
+	   "charge did not move: child %ld -> %ld, us %ld -> %ld", cu1, usage(ch.task), mu, usage(SLOT_SELF_TASK));
+	CK(kind_of(ch.rc, XV) == RK_INVALID, "the child's page is still there (kind %ld)", kind_of(ch.rc, XV));
+	struct region_op m = { .op = ROP_MAP, .prot = PROT_R, .va = XV, .arg = s };
+	CK(txn1(SLOT_SELF_AS, XV, XV + PG, &m) == 0, "map the evicted frame: %s", err_name(m.result));
+	ours = 1;
+	CK(*(volatile uint64_t *)XV == 0x5eed, "the data did not come with the frame");
+	CK(mt_call(ch.ep, MT_EXIT, 0, 0, NULL) == 0, "child exit");
+	long r = child_end(&ch, 0);
+	CK(r == 0, "child status %ld", r);
+out:
+	child_end(&ch, 1);
+	if (ours)
+		unmap(SLOT_SELF_AS, XV, PG);
+	cap_delete(s), slot_release(s);
+	if (why[0])
+		return 1;
+	return counters_back(&before, why);
+}

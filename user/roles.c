@@ -105,6 +105,38 @@ static void sec_park(void *a)
 		sys_yield();
 }
 
+/* ROLE_SEC_IPC_STORM: every thread forever entering IPC (servers
+ * answering, clients calling one endpoint) until the parent kills us. */
+static void storm_server(void *a)
+{
+	uint64_t w[4] = { 0 };
+	ipc(SYS_RECV, (long)a, w, SLOT_NONE);
+	for (;;)
+		ipc(SYS_REPLY_RECV, (long)a, w, SLOT_NONE);
+}
+
+static void storm_client(void *a)
+{
+	uint64_t w[4] = { 1, 2, 3, 4 };
+	for (;;)
+		ipc(SYS_CALL, (long)a, w, SLOT_NONE);
+}
+
+static int sec_ipc_storm(void)
+{
+	long ep = slot_alloc();
+	if (ep < 0 || ep_create(ep))
+		return 1;
+	for (int i = 0; i < 2; i++)
+		if (uthread_start(storm_server, (void *)ep, -1, 1) < 0)
+			return 2;
+	for (int i = 0; i < 3; i++)
+		if (uthread_start(storm_client, (void *)ep, -1, 1) < 0)
+			return 3;
+	storm_client((void *)ep);
+	return 4;
+}
+
 /* Create threads (each parks) until the kernel refuses: exit status =
  * threads created * 100 + the error code. */
 static int sec_threads(void)
@@ -241,6 +273,7 @@ int child_main(long arg)
 	case ROLE_SEC_EPS: return sec_eps();
 	case ROLE_SEC_PT: return sec_pt();
 	case ROLE_SEC_CONSOLE: return sec_console();
+	case ROLE_SEC_IPC_STORM: return sec_ipc_storm();
 	case ROLE_MM_TOUCH: return mm_touch_child(arg);
 	case ROLE_FORK_CHILD: return forkdemo_child();
 	case ROLE_PG_CLIENT: case ROLE_PG_PAGER: return pg_role(arg);

@@ -976,3 +976,53 @@ out:
 		return 1;
 	return counters_back(&before, 1, why);
 }
+
+/* ------------------------------------------------------------------ */
+/* A kill that lands while a thread is inside an IPC system call, before
+ * it blocks: the thread must not go to sleep for good (its task would
+ * never finish dying and its waiters would sleep forever). The child's
+ * six threads call and answer each other on every hart; we kill it at a
+ * random moment, 20 times, and wait for each death from a helper thread
+ * so that a child that never dies fails the test instead of hanging it. */
+
+#define KM_ROUNDS 20
+static volatile long km_task, km_status, km_done;
+
+static void km_waiter(void *a)
+{
+	(void)a;
+	km_status = task_wait(km_task);
+	__atomic_store_n(&km_done, 1, __ATOMIC_RELEASE);
+}
+
+int sec_kill_mid_ipc(char *why)
+{
+	struct kcounters before;
+	long task = -1, th = -1;
+	uint64_t seed = rdtime() | 1;
+	prefault_stack();
+	settled_counters(&before);
+	for (int round = 0; round < KM_ROUNDS; round++) {
+		task = slot_alloc();
+		CK(task >= 0, "no slot");
+		long r = task_spawn_q(0, ROLE_SEC_IPC_STORM, task, QUOTA(SEC_FRAMES, 8, 2, 0), SLOT_NONE);
+		CK(r == 0, "spawn: %s", err_name(r));
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		uint64_t until = rdtime() + 2000 + seed % 30000;      /* 0.2 - 3.2 ms */
+		while (rdtime() < until)
+			sys_yield();
+		CK(task_kill(task) == 0, "kill");
+		km_task = task;
+		km_done = 0;
+		th = uthread_start(km_waiter, NULL, -1, 1);
+		CK(th >= 0, "waiter thread: %ld", th);
+		CK(wait_for(&km_done, 10 * TICKS_PER_SEC), "round %d: the killed child never died", round);
+		CK(km_status == 137, "round %d: status %ld", round, km_status);
+		drop(&th);
+		drop(&task);
+	}
+out:
+	if (why[0])
+		return 1;     /* the waiter may still sleep: leave its slots */
+	return counters_back(&before, 1, why);
+}

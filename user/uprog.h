@@ -17,13 +17,14 @@ void settled_counters(struct kcounters *out);
 
 /* Exploit-style isolation tests (selftest names sec_*). */
 int sec_sched_stress(char *why);
+int sec_kill_mid_ipc(char *why);
 /* Spawn module 0 with role arg, quota word and cap give; wait for it and
  * drop its task cap. 0 with the exit status in *st, or the error. */
 long spawn_wait(uint64_t arg, long quota, long give, long *st);
 
 /* Child roles of the sec_* tests (roles.c), numbered apart from the
  * list above so either can grow. */
-enum { ROLE_SEC_THREADS = 64, ROLE_SEC_EPS, ROLE_SEC_PT, ROLE_SEC_CONSOLE };
+enum { ROLE_SEC_THREADS = 64, ROLE_SEC_EPS, ROLE_SEC_PT, ROLE_SEC_CONSOLE, ROLE_SEC_IPC_STORM };
 /* ROLE_SEC_PT reports through a frame the parent gives it, mapped at
  * SEC_PT_SHARE_VA in the child: these are indexes of longs in it. */
 enum { SEC_PT_STATE, SEC_PT_TXNS, SEC_PT_LO, SEC_PT_HI, SEC_PT_ERR,
@@ -96,5 +97,6 @@ int mm_unmap_other_hart(char *why);
 int mm_pager_ops_confined(char *why);
 int mm_bad_input(char *why);
 int mm_evict_roundtrip(char *why);
+int mm_evict_charge(char *why);
 
 #endif

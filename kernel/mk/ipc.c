@@ -434,6 +434,15 @@ long sys_ipc(struct uframe *uf, long nr)
 
 	irq_disable();
 	spin_lock(&mk_lock);
+	/* Killed while it ran (a kill then only sets the flag): it must not
+	 * block now, as nobody would wake it and its task could never finish
+	 * dying. It exits on its way back to user (thread_exit cancels any
+	 * IPC it is part of). Checked under mk_lock, which a kill takes. */
+	if (me->killed) {
+		spin_unlock(&mk_lock);
+		irq_enable();
+		return -E_DEAD;
+	}
 	if (nr == SYS_REPLY_SAVE || nr == SYS_REPLY_CAP) {
 		long r = reply_cap_op(me, nr, slot, w);
 		spin_unlock(&mk_lock);
