@@ -12,12 +12,15 @@ KTEST(30, timer_tick_fires)
 	uint64_t period = timer_tick_period();
 	uint64_t t0 = c->ticks;
 	uint64_t start = rdtime();
-	/* The next tick is at most one period away; allow scheduling slack. */
-	uint64_t limit = start + 10 * period;
+	/* The next tick is at most one period away. The slack is wide
+	 * because under TCG the time CSR follows the host clock while the
+	 * timer interrupt is raised by QEMU's main loop: on an overloaded
+	 * host that thread can lag the vCPU by a good part of a second. */
+	uint64_t limit = start + 100 * period;
 	while (c->ticks == t0) {
 		if (rdtime() > limit)
 			return KFAIL("no timer interrupt within %lu ticks of time",
-				     (unsigned long)(10 * period));
+				     (unsigned long)(100 * period));
 		cpu_relax();
 	}
 	return 0;
