@@ -25,6 +25,7 @@
  * progress. At the end every kernel counter must be back where it was. */
 #include "ulib.h"
 #include "uprog.h"
+#include <patina/pager.h>
 
 #define TPS 10000000UL                  /* rdtime: 10 MHz on QEMU virt */
 
@@ -50,6 +51,7 @@ enum {
 	CK_THREAD_KILL, CK_TASK_CTL, CK_TASK_KILL,
 	CK_LATE_REVOKE, CK_TXN_REVOKE, CK_XT_REVOKED, CK_XT_RIGHTS, CK_IPC,
 	CK_P_GIVE_KERNEL, CK_P_KERNEL_RIGHTS, CK_P_CONSOLE_RIGHTS,
+	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE,
 	CK_SETUP,
 	NCK
 };
@@ -71,6 +73,8 @@ static const char *const ck_name[NCK] = {
 	"lent cap used beyond its rights", "IPC words or badge not from the partner",
 	"spawn gave away a kernel cap", "kernel cap used without the right",
 	"console cap used without the right",
+	"fault endpoint set without CONTROL", "empty task created without CONTROL",
+	"clone without QUERY+MAP on the source or MAP on the target",
 	"fixture set-up",
 };
 
@@ -659,7 +663,7 @@ static void ck_nocap(uint64_t *s)
 
 static void ck_region(uint64_t *s)
 {
-	static const unsigned rr[4] = { R_QUERY, R_MAP, R_MARK, R_UNMAP };
+	static const unsigned rr[5] = { R_QUERY, R_MAP, R_MARK, R_UNMAP, R_PROTECT };
 	struct region_op ops[2];
 	long r;
 	uint64_t pg = rnd(s) % OW_PAGES, va = OW_VA + pg * 4096;
@@ -667,8 +671,9 @@ static void ck_region(uint64_t *s)
 	case 0: {
 		/* Through a mint that lacks the op's right (over a sub-range);
 		 * it has every page right, so only the op right is missing. */
-		unsigned have = (unsigned)(rnd(s) % 16) * R_QUERY | R_READ | R_WRITE | R_EXEC;
-		int miss = (int)(rnd(s) % 4);
+		unsigned have = (unsigned)(rnd(s) % 16) * R_QUERY | (rnd(s) % 2 ? R_PROTECT : 0) |
+				R_READ | R_WRITE | R_EXEC;
+		int miss = (int)(rnd(s) % 5);
 		have &= ~rr[miss];
 		uint64_t p0 = rnd(s) % OW_PAGES, p1 = p0 + 1 + rnd(s) % (OW_PAGES - p0);
 		uint64_t lo = OW_VA + p0 * 4096, hi = OW_VA + p1 * 4096;
@@ -683,10 +688,26 @@ static void ck_region(uint64_t *s)
 		if (have & R_QUERY && rnd(s) % 2)
 			ops[n++] = rop(ROP_QUERY, 0, lo, 0, 0);    /* a permitted op first */
 		switch (miss) {
-		case 0: ops[n++] = rop(ROP_QUERY, 0, va, 0, 0); break;
+		case 0: ops[n++] = rop(rnd(s) % 2 ? ROP_QUERY : ROP_AGE, 0, va, 0, 0); break;
 		case 1: ops[n++] = rop(ROP_MAP, PROT_R, va, 0, O_FRAME); break;
-		case 2: ops[n++] = rop(rnd(s) % 2 ? ROP_MARK : ROP_MARK_INVALID, PROT_R, va, 4096, 0); break;
-		default: ops[n++] = rop(ROP_UNMAP, 0, va, 4096, 0); break;
+		case 2: {
+			static const uint32_t mk[4] = { ROP_MARK, ROP_MARK_INVALID, ROP_MARK_PAGER, ROP_MARK_SWAPPED };
+			uint32_t o = mk[rnd(s) % 4];
+			ops[n++] = rop(o, o == ROP_MARK_SWAPPED ? 0 : PROT_R, va, 4096, 7);
+			break;
+		}
+		case 3:
+			if (rnd(s) % 2)
+				ops[n++] = rop(ROP_UNMAP, 0, va, 4096, 0);
+			else
+				ops[n++] = rop(ROP_EVICT, 0, va, 0, O_RECV);
+			break;
+		default:
+			if (rnd(s) % 2)
+				ops[n++] = rop(ROP_PROTECT, PROT_R, va, 4096, 0);
+			else
+				ops[n++] = rop(ROP_AGE, 0, va, 0, 0);
+			break;
 		}
 		r = region_txn(O_TMP, lo, hi, ops, n);
 		expect_txn(CK_REGION_RIGHTS, r, &ops[n - 1], E_PERM, 0);
@@ -699,7 +720,7 @@ static void ck_region(uint64_t *s)
 		static const unsigned pr[3] = { R_READ, R_WRITE, R_EXEC };
 		static const uint32_t pp[3] = { PROT_R, PROT_R | PROT_W, PROT_R | PROT_X };
 		int miss = (int)(rnd(s) % 3);
-		unsigned have = R_QUERY | R_MAP | R_MARK | R_UNMAP | (R_READ | R_WRITE | R_EXEC);
+		unsigned have = R_QUERY | R_MAP | R_MARK | R_UNMAP | R_PROTECT | (R_READ | R_WRITE | R_EXEC);
 		have &= ~pr[miss];
 		cap_delete(O_TMP);
 		r = cap_mint(O_REG, O_TMP, have, 0, OW_VA, OW_VA + OW_PAGES * 4096UL);
@@ -707,10 +728,12 @@ static void ck_region(uint64_t *s)
 			note_mism(CK_SETUP, r);
 			return;
 		}
-		if (rnd(s) % 2)
-			ops[0] = rop(ROP_MAP, pp[miss], va, 0, O_FRAME);
-		else
-			ops[0] = rop(ROP_MARK, pp[miss], va, 4096, 0);
+		switch (rnd(s) % 4) {
+		case 0: ops[0] = rop(ROP_MAP, pp[miss], va, 0, O_FRAME); break;
+		case 1: ops[0] = rop(ROP_MARK, pp[miss], va, 4096, 0); break;
+		case 2: ops[0] = rop(ROP_MARK_PAGER, pp[miss], va, 4096, 7); break;
+		default: ops[0] = rop(ROP_PROTECT, pp[miss], va, 4096, 0); break;
+		}
 		r = region_txn(O_TMP, OW_VA, OW_VA + OW_PAGES * 4096UL, ops, 1);
 		expect_txn(CK_PAGE_RIGHTS, r, &ops[0], E_PERM, 0);
 		cap_delete(O_TMP);
@@ -898,7 +921,41 @@ static void ck_control(uint64_t *s)
 {
 	long r;
 	cap_delete(O_TMP);
-	switch (rnd(s) % 4) {
+	switch (rnd(s) % 8) {
+	case 4: {
+		/* A fault endpoint set through a task or thread cap without
+		 * CONTROL. (We hold no task cap with CONTROL here, so the
+		 * endpoint-without-SEND rule is pg_fault_ep_rights's.) */
+		struct cap_info ti;
+		r = sc2(SYS_FAULT_EP_SET, rnd(s) % 2 || cap_info(O_THR_NC, &ti) ? O_TASK_NC : O_THR_NC, O_P_SO);
+		expect(CK_FAULT_EP, r, E_PERM, 0);
+		break;
+	}
+	case 5:
+		r = sc3(SYS_TASK_CREATE, O_TASK_NC, O_TMP, QUOTA(16, 1, 0, 0));
+		expect(CK_TASK_CREATE, r, E_PERM, 0);
+		if (r >= 0)
+			reap_task(O_TMP);
+		break;
+	case 6:
+	case 7: {
+		/* A clone through a mint that lacks QUERY or MAP (source) or
+		 * MAP (target). */
+		struct clone_stats st;
+		struct cap_info ci;
+		int src_side = (int)(rnd(s) % 2);
+		r = cap_info(O_REG, &ci);
+		unsigned have = ci.rights & ~(src_side && rnd(s) % 2 ? R_QUERY : R_MAP);
+		r = r ? r : cap_mint(O_REG, O_TMP, have, 0, OW_VA, OW_END);
+		if (r) {
+			note_mism(CK_SETUP, r);
+			return;
+		}
+		r = src_side ? sc6(SYS_REGION_CLONE, O_TMP, O_REG, OW_VA, OW_END, (long)&st, 0)
+			     : sc6(SYS_REGION_CLONE, O_REG, O_TMP, OW_VA, OW_END, (long)&st, 0);
+		expect(CK_CLONE, r, E_PERM, 0);
+		break;
+	}
 	case 0:
 		if (pinger_dead)
 			return;
@@ -1105,7 +1162,7 @@ int fuzz_child(uint64_t arg)
 	n_cpus = sh->ncpus ? sh->ncpus : 1;
 	/* Fixtures. The region caps are minted from our whole-AS cap, which we
 	 * then delete: they become roots nobody else can revoke. */
-	const unsigned rgn = R_QUERY | R_MAP | R_MARK | R_UNMAP | R_READ | R_WRITE;
+	const unsigned rgn = R_QUERY | R_MAP | R_MARK | R_UNMAP | R_PROTECT | R_READ | R_WRITE;
 	slot_scratch = slot_alloc();
 	long r = cap_mint(SLOT_SELF_AS, slot_scratch, rgn | R_EXEC, 0, SCRATCH, SCRATCH + SCRATCH_LEN);
 	r = r ? r : cap_mint(SLOT_SELF_AS, O_REG, rgn | R_EXEC, 0, OW_VA, OW_END);
