@@ -96,9 +96,8 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 		return err;
 	}
 	unsigned allowed = cap_page_rights(dc->rights);
-	/* Atomic: the decrements run outside mk_lock (see region.c). */
-	__atomic_add_fetch(&S->as_users, 1, __ATOMIC_ACQUIRE);
-	__atomic_add_fetch(&D->as_users, 1, __ATOMIC_ACQUIRE);
+	task_txn_begin(S);
+	task_txn_begin(D);
 	spin_unlock_irqrestore(&mk_lock, f);
 
 	struct mm_cursor cs, cd;
@@ -172,8 +171,8 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 	}
 	if (code && !err)
 		uvm_icache_sync(D);
-	__atomic_sub_fetch(&S->as_users, 1, __ATOMIC_RELEASE);
-	__atomic_sub_fetch(&D->as_users, 1, __ATOMIC_RELEASE);
+	task_txn_end(S);
+	task_txn_end(D);
 	auth_read_unlock();
 	if (err)
 		return err;

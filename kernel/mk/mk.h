@@ -153,6 +153,8 @@ struct task {
 	struct thread *waiters;     /* threads in SYS_TASK_WAIT on us */
 	int as_users;               /* transactions from other tasks in flight */
 	int tearing_down;           /* reaper is destroying the AS: no hart runs it */
+	int reap_waiting;           /* the reaper sleeps until its threads are off every hart
+	                             * and as_users is 0; whoever ends either wakes it */
 	struct endpoint *fault_ep;  /* task-wide fault endpoint (kernel-held reference), badge */
 	uint64_t fault_badge;
 	struct task *reap_next;
@@ -235,6 +237,9 @@ struct task *task_alloc(struct task *parent, long frame_quota);  /* mk_lock NOT 
 long sys_task_create(struct task *t, long self, long dst, long quota);
 void task_exit(struct task *t, int status);          /* mk_lock held: kill all threads */
 void task_put(struct task *t);                       /* mk_lock held */
+void task_txn_begin(struct task *t);                 /* mk_lock held, t alive: a transaction on t's AS starts */
+void task_txn_end(struct task *t);                   /* mk_lock NOT held: it ended */
+void task_thread_left(struct thread *th);            /* mk_lock held: dead th is off every hart */
 void reaper_start(void);
 /* A task's quotas as asked for at spawn (abi QUOTA() unpacked). */
 struct quota { long frames; int threads, eps, tasks; };

@@ -205,10 +205,8 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 		auth_read_unlock();
 		return err;
 	}
-	/* Hold what the ops need across the transaction. Atomic: the matching
-	 * decrement runs outside mk_lock, and a lost update would leave the
-	 * reaper waiting forever. */
-	__atomic_add_fetch(&target->as_users, 1, __ATOMIC_ACQUIRE);
+	/* Hold what the ops need across the transaction. */
+	task_txn_begin(target);
 	for (long i = 0; i < n; i++)
 		if (frame_pa[i])
 			uvm_frame_get(frame_pa[i]);
@@ -314,7 +312,7 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 			done--;
 		}
 	}
-	__atomic_sub_fetch(&target->as_users, 1, __ATOMIC_RELEASE);
+	task_txn_end(target);
 	auth_read_unlock();
 	if (copy_to_user(uops, ops, (size_t)n * sizeof ops[0]))
 		return -E_FAULT;

@@ -200,6 +200,7 @@ void sched_finish_switch(struct kctx *pctx)
 	}
 	if (prev->state == T_DEAD) {
 		unsigned long f = spin_lock_irqsave(&mk_lock);
+		task_thread_left(prev);
 		thread_put(prev);
 		spin_unlock_irqrestore(&mk_lock, f);
 	}

@@ -15,6 +15,17 @@ spinlock_t mk_lock = SPINLOCK_INIT;
 static struct task *reap_list;
 static struct thread *reaper;
 
+/* Needs mk_lock. Wake the reaper if it sleeps in reap_sleep_until_ready or
+ * waits for work. */
+static void reaper_poke(void)
+{
+	if (reaper && reaper->state == T_BLOCKED) {
+		reaper->state = T_RUNNABLE;
+		sched_wake(reaper);
+	}
+}
+
+
 unsigned long tasks_live(void)
 {
 	unsigned long n = 0;
@@ -151,10 +162,7 @@ void task_exit(struct task *t, int status)
 		t->reap_queued = 1;
 		t->reap_next = reap_list;
 		reap_list = t;
-		if (reaper && reaper->state == T_BLOCKED) {
-			reaper->state = T_RUNNABLE;
-			sched_wake(reaper);
-		}
+		reaper_poke();
 	}
 }
 
@@ -184,30 +192,82 @@ void task_put(struct task *t)
 	}
 }
 
-/* The reaper waits for short-lived things (a hart switching away from a
- * dead thread, another task's transaction in flight) by yielding, so a
- * hart with other work runs it meanwhile instead of spinning. */
-static void reap_wait(void)
+/* Needs mk_lock; t is alive (checked under the same hold). Other tasks'
+ * transactions on t's address space are counted so the reaper does not
+ * destroy it under them. Atomic: task_txn_end runs without mk_lock. */
+void task_txn_begin(struct task *t)
 {
-	sched_yield();
-	cpu_relax();
+	__atomic_add_fetch(&t->as_users, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Needs: mk_lock NOT held. The last transaction on a dying task's address
+ * space wakes the reaper waiting for it. Pairs with reap_sleep_until: it
+ * sets reap_waiting before it reads as_users, we drop as_users before we
+ * read reap_waiting (both sequentially consistent), so one of us sees the
+ * other. */
+void task_txn_end(struct task *t)
+{
+	if (__atomic_sub_fetch(&t->as_users, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&t->reap_waiting, __ATOMIC_SEQ_CST)) {
+		unsigned long f = spin_lock_irqsave(&mk_lock);
+		reaper_poke();
+		spin_unlock_irqrestore(&mk_lock, f);
+	}
+}
+
+/* Needs mk_lock; th is dead and its hart has just left its stack (on_cpu
+ * is 0). The reaper may be waiting for exactly that. */
+void task_thread_left(struct thread *th)
+{
+	if (th->task && th->task->reap_waiting)
+		reaper_poke();
+}
+
+/* Whether t's threads are off every hart and no other task's transaction
+ * is in flight on its address space: then it can be torn down. */
+static int reap_ready(struct task *t)
+{
+	for (int i = 0; i < MAX_THREADS; i++)
+		if (threads[i].task == t && __atomic_load_n(&threads[i].on_cpu, __ATOMIC_ACQUIRE))
+			return 0;
+	return __atomic_load_n(&t->as_users, __ATOMIC_SEQ_CST) == 0;
+}
+
+/* Runs on the reaper. Sleep until reap_ready(t); the hart leaving t's last
+ * thread (task_thread_left) and the last transaction on t's address space
+ * (task_txn_end) wake us. Both conditions only ever become true: a dead
+ * task's threads never run again, and no new transaction starts on a task
+ * that is not alive. Other wake-ups (a new task to reap) just re-check. */
+static void reap_sleep_until_ready(struct task *t)
+{
+	for (;;) {
+		irq_disable();
+		spin_lock(&mk_lock);
+		__atomic_store_n(&t->reap_waiting, 1, __ATOMIC_SEQ_CST);
+		if (reap_ready(t)) {
+			t->reap_waiting = 0;
+			spin_unlock(&mk_lock);
+			irq_enable();
+			return;
+		}
+		cur_thread()->state = T_BLOCKED;
+		spin_unlock(&mk_lock);
+		sched_block();
+		irq_enable();
+	}
 }
 
 /* Tear one task down. Needs: mk_lock NOT held; every thread of t is dead. */
 static void reap(struct task *t)
 {
-	/* Its last thread may still be switching away on some hart. */
-	for (int i = 0; i < MAX_THREADS; i++)
-		if (threads[i].task == t)
-			while (__atomic_load_n(&threads[i].on_cpu, __ATOMIC_ACQUIRE))
-				reap_wait();
+	/* Its last thread may still be switching away on some hart, and
+	 * region transactions of other tasks that started before it died
+	 * may still run. */
+	reap_sleep_until_ready(t);
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	fault_ep_drop_task(t);
 	cspace_clear(t);
 	spin_unlock_irqrestore(&mk_lock, f);
-	/* Region transactions of other tasks that started before we died. */
-	while (__atomic_load_n(&t->as_users, __ATOMIC_ACQUIRE))
-		reap_wait();
 	t->tearing_down = 1;
 	uvm_as_destroy(t);
 	f = spin_lock_irqsave(&mk_lock);
