@@ -47,7 +47,8 @@ static const struct ucmd {
 	{ "echo", "print the arguments", cmd_echo },
 	{ "selftest", "kernel and user-level tests [prefix]", cmd_selftest },
 	{ "sysfuzz", "random syscalls: sysfuzz [iterations] [seed]", cmd_sysfuzz },
-	{ "bench", "bench ipc (others go to the kernel's bench)", cmd_bench },
+	{ "bench", "bench ipc|mmap|mmap-pf|pf|unmap-virt|unmap|all|fork|overhead [--threads LIST] "
+		   "[--contention low|high|both]", cmd_bench },
 	{ "counters", "kernel object and frame counters", cmd_counters },
 	{ "forkdemo", "copy-on-write fork of 64 MiB, checked", cmd_forkdemo },
 	{ "pagerkill", "kill a pager while its client waits in a fault", cmd_pagerkill },
@@ -86,11 +87,8 @@ static int run_line(char *line)
 	if (!argc)
 		return 0;
 	for (int i = 0; i < NCMDS; i++)
-		if (!strcmp(ucmds[i].name, argv[0])) {
-			if (!strcmp(argv[0], "bench") && argc > 1 && strcmp(argv[1], "ipc"))
-				break;      /* other benchmarks live in the kernel */
+		if (!strcmp(ucmds[i].name, argv[0]))
 			return ucmds[i].fn(argc, argv);
-		}
 	if (!strcmp(argv[0], "poweroff") || !strcmp(argv[0], "exit"))
 		return 0;
 	long st = dbg(DBG_KCMD, (uint64_t)copy, len);

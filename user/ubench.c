@@ -2,9 +2,9 @@
  * pinned to the same hart and to two different harts. Prints bench JSON
  * lines (ARCHITECTURE.md section 4). instret_per_op counts every
  * instruction the client's hart retired per round trip (kernel included),
- * exact only under --icount; ns_per_op comes from rdtime (10 MHz). */
+ * exact only under --icount; ns_per_op comes from rdtime. */
 #include "ulib.h"
-#include "uprog.h"
+#include "bench.h"
 
 struct bsrv { long ep; };
 static void bench_server(void *a)
@@ -56,25 +56,15 @@ static void one(const char *name, int shart, int chart, long ops)
 	uint64_t w[4] = { 0 };
 	while (!c.done)
 		ipc(SYS_RECV, done, w, SLOT_NONE);
-	long info = dbg(DBG_MMINFO, 0, 0);
-	static const char *mm[] = { "adv", "rw", "vma" };
-	uint64_t ns = c.t * 100;            /* 10 MHz timebase */
-	uint64_t nsop = ns / (uint64_t)ops;
-	uint64_t opss = ns ? (uint64_t)ops * 1000000000ULL / ns : 0;
-	printf("{\"bench\":\"%s\",\"contention\":\"none\",\"threads\":2,\"mm\":\"%s\",\"paging\":\"sv%d\","
-	       "\"ops\":%ld,\"ns_per_op\":%lu,\"ops_per_sec\":%lu,\"instret_per_op\":%lu}\n",
-	       name, mm[(info >> 8) & 3], (info & 0xff) == 4 ? 48 : 39, ops, nsop, opss,
-	       c.ins / (uint64_t)ops);
+	struct bench_line l = { .bench = name, .contention = "none", .threads = 2, .ops = (unsigned long)ops,
+				.per_thread = (unsigned long)ops, .ticks = c.t, .instret = c.ins };
+	bench_print(&l);
 	cap_delete(st), cap_delete(ct), cap_delete(ep), cap_delete(done);
 	slot_release(st), slot_release(ct), slot_release(ep), slot_release(done);
 }
 
-/* bench ipc [round-trips] */
-int cmd_bench(int argc, char **argv)
+int bench_ipc(unsigned long ops)
 {
-	unsigned long ops = 2000;
-	if (argc > 2 && (parse_ulong(argv[2], &ops) || !ops))
-		return 2;
 	long n = dbg(DBG_NCPUS, 0, 0);
 	one("ipc-same-hart", 0, 0, (long)ops);
 	if (n > 1)

@@ -1,0 +1,59 @@
+/* The parts of the `bench` command (bench.c parses and dispatches): the
+ * IPC round trips (ubench.c), the five memory microbenchmarks
+ * (bench_mm.c), fork (bench_fork.c) and the page-table memory overhead
+ * (bench_overhead.c). Each prints one JSON object a line. */
+#ifndef USER_BENCH_H
+#define USER_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* rdtime ticks per second. The kernel has no call that reports the
+ * timebase (its `harts` command prints it); QEMU virt's is 10 MHz. */
+#define BENCH_TIMEBASE_HZ 10000000UL
+#define BENCH_PG 4096UL
+
+/* One result line: `ops` operations in all, `per_thread` of them by each
+ * thread; `ticks` the rdtime ticks of the slowest thread over its share,
+ * `instret` the instructions retired over all counted operations. */
+struct bench_line {
+	const char *bench, *contention;
+	int threads;
+	unsigned long ops, per_thread;
+	uint64_t ticks, instret;
+};
+
+/* Print l as {"bench","contention","threads","mm","paging","ops",
+ * "ns_per_op","ops_per_sec","instret_per_op"}: ns_per_op is the slowest
+ * thread's time per operation, ops_per_sec all threads' operations over
+ * that time, instret_per_op the mean over all operations. The mm mode and
+ * paging come from the kernel (DBG_MMINFO). */
+void bench_print(const struct bench_line *l);
+/* "adv", "rw" or "vma", and the paging name ("sv39", "sv48", "sv57"), as
+ * the kernel reports them. */
+void bench_mm_names(const char **mm, const char **paging);
+/* n / d with one decimal, rounded down ("12.3"), written into buf. */
+const char *bench_tenths(char *buf, size_t size, uint64_t n, uint64_t d);
+/* Make [va, va+len) of this task invalid (ROP_UNMAP): 0 or -E_*. */
+long bench_unmap(uint64_t va, uint64_t len);
+
+/* Contention modes of the five microbenchmarks (a mask). */
+#define BENCH_LOW  1
+#define BENCH_HIGH 2
+
+/* round_trips call/reply round trips on one hart, then across two
+ * harts when there are two: 0. */
+int bench_ipc(unsigned long round_trips);
+/* The microbenchmark called name, or all five for "all" (bench_mm_known
+ * says which names these are), at each thread count of threads[0..n) and
+ * each contention in mask: 0, or 1 after printing what failed. */
+int bench_mm(const char *name, const int *threads, int n, int mask);
+int bench_mm_known(const char *name);
+/* Fork of 64 MiB, and fork followed by the child's end: 0, or 1 after
+ * printing what failed. */
+int bench_fork(void);
+/* Page-table bytes per mapped page, dense and sparse: 0, or 1 after
+ * printing what failed. */
+int bench_overhead(void);
+
+#endif
