@@ -50,7 +50,12 @@ struct bm_run {
 	uint64_t off[BM_MAX_THREADS * BM_REQS];
 	struct bm_thread th[BM_MAX_THREADS];
 };
-static struct bm_run run;         /* one run at a time */
+/* The run's state (19 KiB) lives in anonymous memory of its own at
+ * BM_RUN_VA while the command runs, not in init's bss: every task spawned
+ * from init's ELF would pay for it. */
+#define BM_RUN_VA (BM_BASE - 0x100000UL)
+#define BM_RUN_LEN ((sizeof(struct bm_run) + BENCH_PG - 1) & ~(BENCH_PG - 1))
+_Static_assert(BM_RUN_LEN <= 0x100000UL, "struct bm_run fits below BM_BASE");
 
 static int bm_find(const char *name)
 {
@@ -165,9 +170,8 @@ static int bm_start(struct bm_run *r, int n, long *slots, long *err)
 
 /* One run of benchmark k with n threads: prints its line; 0, or 1 after
  * printing what failed. Leaves the region empty and no slot behind. */
-static int bm_once(enum bm_kind k, int n, int high)
+static int bm_once(struct bm_run *r, enum bm_kind k, int n, int high)
 {
-	struct bm_run *r = &run;
 	long slots[BM_MAX_THREADS];
 	r->kind = k;
 	r->ready = 0;
@@ -220,22 +224,28 @@ static int bm_once(enum bm_kind k, int n, int high)
 
 int bench_mm(const char *name, const int *threads, int n, int mask)
 {
-	int all = !strcmp(name, "all"), one = bm_find(name);
+	int all = !strcmp(name, "all"), one = bm_find(name), st = 0;
 	for (int i = 0; i < n; i++)
 		if (threads[i] < 1 || threads[i] > BM_MAX_THREADS) {
 			printf("bench: %d threads: 1 to %d\n", threads[i], BM_MAX_THREADS);
 			return 1;
 		}
-	for (int k = 0; k < BM_N; k++) {
+	long err = mem_reserve(BM_RUN_VA, BM_RUN_LEN);
+	if (err) {
+		printf("bench: %s: no memory for the run state: %s\n", name, err_name(err));
+		return 1;
+	}
+	struct bm_run *r = (struct bm_run *)BM_RUN_VA;
+	for (int k = 0; k < BM_N && !st; k++) {
 		if (!all && k != one)
 			continue;
-		for (int high = 0; high < 2; high++) {
+		for (int high = 0; high < 2 && !st; high++) {
 			if (!(mask & (high ? BENCH_HIGH : BENCH_LOW)))
 				continue;
-			for (int i = 0; i < n; i++)
-				if (bm_once((enum bm_kind)k, threads[i], high))
-					return 1;
+			for (int i = 0; i < n && !st; i++)
+				st = bm_once(r, (enum bm_kind)k, threads[i], high);
 		}
 	}
-	return 0;
+	bench_unmap(BM_RUN_VA, BM_RUN_LEN);
+	return st;
 }
