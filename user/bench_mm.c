@@ -1,4 +1,4 @@
-/* The five memory microbenchmarks (ARCHITECTURE.md section 5), run
+/* The five memory microbenchmarks (docs/performance.md), run
  * through the system calls and the fault path every user program has:
  * "map anonymous RW" is a region transaction ROP_MARK PROT_R|PROT_W on
  * our own region cap (filled by the kernel's fault path on first touch),
