@@ -67,12 +67,6 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	if (warn[0])
 		printk("patina: %s\n", warn);
 	boot_config.mm = ba.mm;
-	if (boot_config.mm == MM_VMA) {
-		/* The two-level baseline (VMA tree + page tables) is not built
-		 * yet; say so instead of running adv under its name. */
-		printk("patina: mm=vma (two-level baseline) not built yet, using adv\n");
-		boot_config.mm = MM_ADV;
-	}
 	boot_config.command = ba.command && ba.command[0] ? ba.command : NULL;
 	boot_config.paging_levels = choose_paging(ba.paging_levels);
 

@@ -126,8 +126,8 @@ static int kmap_range(uint64_t va, paddr_t pa, uint64_t len, unsigned prot)
 int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp)
 {
 	const struct pt_arch *arch = levels == 4 ? &mm_arch_sv48 : &mm_arch_sv39;
-	const struct mm_protocol *proto = mm == MM_RW ? &mm_proto_rw : &mm_proto_adv;
-	if (levels != 3 && levels != 4)
+	const struct mm_protocol *proto = mm_proto_by_name(mm_name(mm));
+	if ((levels != 3 && levels != 4) || !proto)
 		return MM_EINVAL;
 	for (int i = 0; i < bi->nmem; i++) {
 		paddr_t end = bi->mem[i].base + bi->mem[i].size;

@@ -171,10 +171,12 @@ static __attribute__((noinline)) void sec_touch_stack(void)
 }
 
 /* Page-table pages against the frame quota: transactions of 16 one-page
- * reservations, 1 GiB apart (each needs fresh PT pages), until one op
- * reports E_QUOTA; then each refused op is retried alone (it must not fit
- * either). Reports through the frame given at spawn (mapped at
- * SEC_PT_SHARE_VA, layout SEC_PT_* in uprog.h), then blocks for good. */
+ * reservations, 1 GiB apart and 1 MiB on from one transaction to the next
+ * (under CortenMM each needs fresh PT pages; under mm=vma each is a VMA of
+ * its own, and VMA nodes are charged by the frame), until one op reports
+ * E_QUOTA; then each refused op is retried alone (it must not fit either).
+ * Reports through the frame given at spawn (mapped at SEC_PT_SHARE_VA,
+ * layout SEC_PT_* in uprog.h), then blocks for good. */
 static int sec_pt(void)
 {
 	if (wait_given() != CAP_FRAME)
@@ -193,14 +195,14 @@ static int sec_pt(void)
 	struct region_op ops[REGION_MAX_OPS];
 	long state = SEC_PT_NO_QUOTA, err = 0;
 	struct cap_info ci;
-	for (long k = 0; k < 64 && state == SEC_PT_NO_QUOTA; k++) {
+	for (long k = 0; k < 1024 && state == SEC_PT_NO_QUOTA; k++) {
 		if (cap_info(SLOT_SELF_TASK, &ci) == 0)
 			sh[SEC_PT_LO0] = (long)ci.lo;
 		for (int i = 0; i < REGION_MAX_OPS; i++) {
 			memset(&ops[i], 0, sizeof ops[i]);
 			ops[i].op = ROP_MARK;
 			ops[i].prot = PROT_R | PROT_W;
-			ops[i].va = base + (uint64_t)i * gib + (uint64_t)k * 0x200000;
+			ops[i].va = base + (uint64_t)i * gib + (uint64_t)k * 0x100000;
 			ops[i].len = 4096;
 		}
 		long r = region_txn(SLOT_SELF_AS, base, base + REGION_MAX_OPS * gib, ops, REGION_MAX_OPS);

@@ -305,7 +305,7 @@ int uvm_init(void)
 		}
 	}
 	uarch = boot_config.paging_levels == 4 ? &mm_arch_sv48 : &mm_arch_sv39;
-	uproto = boot_config.mm == MM_RW ? &mm_proto_rw : &mm_proto_adv;
+	uproto = kernel_as.proto;    /* the protocol the boot line chose (kmap_build) */
 	user_top = uarch->user_last + 1;
 	/* ASID probe: how many bits does satp keep? */
 	uint64_t old = csr_read(satp);

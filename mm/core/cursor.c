@@ -91,12 +91,14 @@ void mm_cursor_dead_pt(struct mm_cursor *c, struct mm_page *pg)
 }
 
 /* Commit without pruning; *empty_cover says whether the covering page was
- * left holding nothing (and is not the root). */
+ * left holding nothing (and is not the root), and, for a protocol with its
+ * own operations, that it agrees to remove it. */
 static void commit(struct mm_cursor *c, bool *empty_cover)
 {
 	struct mm_as *as = c->as;
 	mm_resv_return(c);
-	*empty_cover = c->cover->nr_live == 0 && c->cover_level < as->arch->levels;
+	*empty_cover = c->cover->nr_live == 0 && c->cover_level < as->arch->levels &&
+		       (!as->proto->vma || as->proto->vma->prune_cover(c));
 	flush_now(c);
 	as->proto->unlock(c);
 	struct mm_page *pg = c->dead;

@@ -1,5 +1,6 @@
 /* Private to the CortenMM core: entry access, metadata words, frames,
- * locks. Nothing outside mm/core includes this. */
+ * locks. Nothing outside mm/ includes this; the two-level baseline
+ * (mm/baseline) builds its page-table level on the mm_pt_* operations. */
 #ifndef CORTENMM_INTERNAL_H
 #define CORTENMM_INTERNAL_H
 
@@ -91,6 +92,9 @@ static inline bool mm_whole_entry(const struct mm_cursor *c, uint64_t base, unsi
 int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t last);
 
 /* --- locks (lock.c): platform hooks or the core's atomics --- */
+/* Preemption off / on around a lock the core itself implements (nests). */
+void mm_guard_on(const struct mm_platform *p);
+void mm_guard_off(const struct mm_platform *p);
 void mm_spin_lock(const struct mm_platform *p, mm_lock_t *l);
 void mm_spin_unlock(const struct mm_platform *p, mm_lock_t *l);
 void mm_read_lock(const struct mm_platform *p, mm_lock_t *l);
@@ -126,6 +130,26 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 
 /* Remove every PT page inside the cursor's range that holds nothing. (ops.c) */
 void mm_prune(struct mm_cursor *c);
+
+/* --- the page-table halves of the public operations (ops.c) ---
+ * Same contracts as the public functions in cursor.h, acting on the page
+ * table alone; those hand over to mm_protocol.vma when a protocol has it. */
+/* [va, va+len) aligned, non-empty, inside the locked range: MM_OK, or
+ * MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED. */
+int mm_check_range(struct mm_cursor *c, uint64_t va, uint64_t len);
+/* The metadata word of a status mark() accepts, or MM_EINVAL. */
+int mm_status_meta(const struct mm_status *st, uint64_t *meta);
+int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+int mm_pt_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
+int mm_pt_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot);
+int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+/* mm_next_used over [lo, hi] (page aligned, inside the locked range, not
+ * checked). */
+int mm_pt_next_used(struct mm_cursor *c, uint64_t lo, uint64_t hi, uint64_t *next,
+		    uint64_t *skipped);
+/* mm_wf_check of the page-table tree, where extra_frames more frames than
+ * its PT pages and metadata arrays count in as->nr_frames. (wf.c) */
+int mm_wf_tree(struct mm_as *as, uint64_t extra_frames, const char **why);
 
 /* --- cursor internals (cursor.c) --- */
 /* Note that [lo, hi] (inclusive) needs a TLB flush before commit. */

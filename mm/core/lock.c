@@ -7,12 +7,13 @@
 #define RW_WRITER 0x80000000u
 #define RW_WAIT   0x40000000u
 
-static void guard_on(const struct mm_platform *p)
+void mm_guard_on(const struct mm_platform *p)
 {
 	if (p->preempt_disable)
 		p->preempt_disable();
 }
-static void guard_off(const struct mm_platform *p)
+
+void mm_guard_off(const struct mm_platform *p)
 {
 	if (p->preempt_enable)
 		p->preempt_enable();
@@ -24,7 +25,7 @@ void mm_spin_lock(const struct mm_platform *p, mm_lock_t *l)
 		p->spin_lock(l);
 		return;
 	}
-	guard_on(p);
+	mm_guard_on(p);
 	for (;;) {
 		uint32_t z = 0;
 		if (__atomic_compare_exchange_n(&l->v, &z, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -41,7 +42,7 @@ void mm_spin_unlock(const struct mm_platform *p, mm_lock_t *l)
 		return;
 	}
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
-	guard_off(p);
+	mm_guard_off(p);
 }
 
 void mm_read_lock(const struct mm_platform *p, mm_lock_t *l)
@@ -50,7 +51,7 @@ void mm_read_lock(const struct mm_platform *p, mm_lock_t *l)
 		p->read_lock(l);
 		return;
 	}
-	guard_on(p);
+	mm_guard_on(p);
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if (!(v & (RW_WRITER | RW_WAIT)) &&
@@ -67,7 +68,7 @@ void mm_read_unlock(const struct mm_platform *p, mm_lock_t *l)
 		return;
 	}
 	__atomic_fetch_sub(&l->v, 1, __ATOMIC_RELEASE);
-	guard_off(p);
+	mm_guard_off(p);
 }
 
 void mm_write_lock(const struct mm_platform *p, mm_lock_t *l)
@@ -76,7 +77,7 @@ void mm_write_lock(const struct mm_platform *p, mm_lock_t *l)
 		p->write_lock(l);
 		return;
 	}
-	guard_on(p);
+	mm_guard_on(p);
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if ((v & ~RW_WAIT) == 0) {
@@ -97,5 +98,5 @@ void mm_write_unlock(const struct mm_platform *p, mm_lock_t *l)
 		return;
 	}
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
-	guard_off(p);
+	mm_guard_off(p);
 }

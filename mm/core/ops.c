@@ -1,5 +1,9 @@
 /* The four cursor operations: query, map, mark, unmap.
  *
+ * A protocol with its own operations (mm_protocol.vma: the two-level
+ * baseline) gets the public query / mark / unmap / protect / take /
+ * next_used; it builds on their page-table halves, mm_pt_* (internal.h).
+ *
  * Every changing operation runs twice over the same code: a dry run that
  * validates and counts the frames it will need (a split is simulated with
  * a "virtual" node whose entries are derived from the entry being split),
@@ -248,7 +252,7 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 	}
 }
 
-static int check_range(struct mm_cursor *c, uint64_t va, uint64_t len)
+int mm_check_range(struct mm_cursor *c, uint64_t va, uint64_t len)
 {
 	if ((va | len) & (MM_PAGE_SIZE - 1))
 		return MM_EALIGN;
@@ -279,38 +283,61 @@ static int range_op(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap,
 	return MM_OK;
 }
 
-int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st)
+int mm_status_meta(const struct mm_status *st, uint64_t *meta)
 {
-	int err = check_range(c, va, len);
-	if (err)
-		return err;
 	if (st->prot & ~MM_PROT_MASK || st->arg > MM_STATUS_ARG_MAX)
 		return MM_EINVAL;
-	uint64_t meta;
 	switch (st->kind) {
 	case MM_INVALID:
-		meta = 0;
-		break;
+		*meta = 0;
+		return MM_OK;
 	case MM_RESERVED:
 	case MM_SWAPPED:
 	case MM_PAGER:
-		meta = meta_make(st->kind, st->prot, st->dev, st->arg);
-		break;
+		*meta = meta_make(st->kind, st->prot, st->dev, st->arg);
+		return MM_OK;
 	default:
 		return MM_EINVAL;
 	}
+}
+
+int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st)
+{
+	if (c->as->proto->vma)
+		return c->as->proto->vma->mark(c, va, len, st);
+	int err = mm_check_range(c, va, len);
+	if (err)
+		return err;
+	uint64_t meta;
+	err = mm_status_meta(st, &meta);
+	if (err)
+		return err;
 	return range_op(c, va, len, false, false, meta);
 }
 
-int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len)
+int mm_pt_unmap(struct mm_cursor *c, uint64_t va, uint64_t len)
 {
-	int err = check_range(c, va, len);
+	int err = mm_check_range(c, va, len);
 	if (err)
 		return err;
 	return range_op(c, va, len, true, true, 0);
 }
 
+int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len)
+{
+	if (c->as->proto->vma)
+		return c->as->proto->vma->unmap(c, va, len);
+	return mm_pt_unmap(c, va, len);
+}
+
 int mm_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
+{
+	if (c->as->proto->vma)
+		return c->as->proto->vma->query(c, va, out);
+	return mm_pt_query(c, va, out);
+}
+
+int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 {
 	const struct pt_arch *a = c->as->arch;
 	if (va < c->start || va > c->last)
@@ -435,7 +462,7 @@ int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
 		 unsigned prot)
 {
 	const struct pt_arch *a = c->as->arch;
-	int err = check_range(c, va, len);
+	int err = mm_check_range(c, va, len);
 	if (err)
 		return err;
 	if (pa & (MM_PAGE_SIZE - 1))
@@ -512,9 +539,39 @@ struct pop {
 	unsigned prot;     /* P_PROTECT: the new R/W/X */
 	uint64_t ad;       /* hardware A/D bits, kept on rewritten leaves */
 	bool dry;
+	bool arrays;       /* dry, and give existing pages their arrays now */
 	unsigned need;
 	int err;
+	struct mm_page *attached;   /* pages given an array by this op */
 };
+
+/* Give pg a metadata array now, from a reservation of its own, noted in
+ * op->attached (an all-zero array means what no array means). */
+static void pop_attach(struct mm_cursor *c, struct pop *op, struct mm_page *pg)
+{
+	if (mm_resv_fill(c, 1)) {
+		mm_resv_return(c);
+		op->err = MM_ENOMEM;
+		return;
+	}
+	ensure_meta(c, pg);
+	pg->next = op->attached;
+	op->attached = pg;
+}
+
+/* Take the arrays pop_attach added off again (nothing was written). */
+static void pop_detach(struct mm_cursor *c, struct pop *op)
+{
+	while (op->attached) {
+		struct mm_page *pg = op->attached;
+		uint64_t m = pg->meta_pa;
+		op->attached = pg->next;
+		pg->next = 0;
+		pg->meta_pa = 0;
+		__atomic_fetch_sub(&c->as->nr_frames, 1, __ATOMIC_RELAXED);
+		c->as->plat->pt_free(m);
+	}
+}
 
 /* What op makes of a non-table slot at level L; false: it stays as it is. */
 static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, unsigned L,
@@ -594,7 +651,9 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 			continue;
 		if (slo == eb && shi == el) {
 			if (nw.meta && !meta_ready) {
-				if (op->dry)
+				if (op->arrays)
+					pop_attach(c, op, n->pg);
+				else if (op->dry)
 					op->need++;
 				else
 					ensure_meta(c, n->pg);
@@ -604,6 +663,8 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 				pop_write(c, op, n->pg, i, s, nw, eb, el);
 			continue;
 		}
+		if (op->arrays)
+			continue;                       /* splits: counted by the dry run */
 		if (c->as->sealed && L == a->levels) {   /* a split would rewrite a sealed root entry */
 			op->err = MM_EINVAL;
 			return;
@@ -629,11 +690,21 @@ static int pop_run(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t le
 	op->ad = hw_ad_bits(c->as->arch, true);
 	op->dry = true;
 	pop_apply(c, op, &root, va, va + len - 1);
-	if (op->err)
-		return op->err;
-	int err = mm_resv_fill(c, op->need);
+	if (!op->err && op->need > MM_CURSOR_RESV) {
+		/* Arrays for more existing pages than one reservation holds
+		 * (make_cow over leaf tables that have none): give them theirs
+		 * first, a frame at a time, then count again (splits only). */
+		op->arrays = true;
+		pop_apply(c, op, &root, va, va + len - 1);
+		op->arrays = false;
+		op->need = 0;
+		if (!op->err)
+			pop_apply(c, op, &root, va, va + len - 1);
+	}
+	int err = op->err ? op->err : mm_resv_fill(c, op->need);
 	if (err) {
 		mm_resv_return(c);
+		pop_detach(c, op);
 		return err;
 	}
 	op->dry = false;
@@ -645,7 +716,14 @@ static int pop_run(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t le
 
 int mm_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
 {
-	int err = check_range(c, va, len);
+	if (c->as->proto->vma)
+		return c->as->proto->vma->protect(c, va, len, prot);
+	return mm_pt_protect(c, va, len, prot);
+}
+
+int mm_pt_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
+{
+	int err = mm_check_range(c, va, len);
 	if (err)
 		return err;
 	if ((prot & ~RWX) || !(prot & MM_PROT_R))
@@ -656,7 +734,7 @@ int mm_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
 
 int mm_make_cow(struct mm_cursor *c, uint64_t va, uint64_t len)
 {
-	int err = check_range(c, va, len);
+	int err = mm_check_range(c, va, len);
 	if (err)
 		return err;
 	struct pop op = { .mode = P_COW };
@@ -665,7 +743,7 @@ int mm_make_cow(struct mm_cursor *c, uint64_t va, uint64_t len)
 
 int mm_unshare(struct mm_cursor *c, uint64_t va, uint64_t len)
 {
-	int err = check_range(c, va, len);
+	int err = mm_check_range(c, va, len);
 	if (err)
 		return err;
 	struct pop op = { .mode = P_UNCOW };
@@ -713,6 +791,13 @@ int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 }
 
 int mm_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
+{
+	if (c->as->proto->vma)
+		return c->as->proto->vma->take(c, va, out);
+	return mm_pt_take(c, va, out);
+}
+
+int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 {
 	const struct pt_arch *a = c->as->arch;
 	if (va & (MM_PAGE_SIZE - 1))
@@ -779,15 +864,23 @@ static int next_used(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64
 	return 0;
 }
 
+int mm_pt_next_used(struct mm_cursor *c, uint64_t lo, uint64_t hi, uint64_t *next,
+		    uint64_t *skipped)
+{
+	uint64_t sk = 0;
+	int r = next_used(c, c->cover, c->cover_level, c->cover_base, lo, hi, next, &sk);
+	if (skipped)
+		*skipped += sk;
+	return r;
+}
+
 int mm_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped)
 {
+	if (c->as->proto->vma)
+		return c->as->proto->vma->next_used(c, va, next, skipped);
 	if (va & (MM_PAGE_SIZE - 1))
 		return MM_EALIGN;
 	if (va < c->start || va > c->last)
 		return MM_ENOTLOCKED;
-	uint64_t sk = 0;
-	int r = next_used(c, c->cover, c->cover_level, c->cover_base, va, c->last, next, &sk);
-	if (skipped)
-		*skipped += sk;
-	return r;
+	return mm_pt_next_used(c, va, c->last, next, skipped);
 }

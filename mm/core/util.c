@@ -34,6 +34,8 @@ const struct mm_protocol *mm_proto_by_name(const char *name)
 		return &mm_proto_rw;
 	if (name_eq(name, "adv"))
 		return &mm_proto_adv;
+	if (name_eq(name, "vma"))
+		return &mm_proto_vma;
 	return 0;
 }
 

@@ -83,7 +83,14 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 
 int mm_wf_check(struct mm_as *as, const char **why)
 {
-	struct wf w = { .as = as };
+	if (as->proto->vma)
+		return as->proto->vma->wf_check(as, why);
+	return mm_wf_tree(as, 0, why);
+}
+
+int mm_wf_tree(struct mm_as *as, uint64_t extra_frames, const char **why)
+{
+	struct wf w = { .as = as, .frames = extra_frames };
 	w.stamp = __atomic_add_fetch(&wf_stamp, 1, __ATOMIC_RELAXED);
 	if (!w.stamp)   /* 0 means "never visited" */
 		w.stamp = __atomic_add_fetch(&wf_stamp, 1, __ATOMIC_RELAXED);
@@ -119,6 +126,6 @@ static void stats_page(struct mm_as *as, struct mm_page *pg, unsigned L, bool is
 
 void mm_as_stats(struct mm_as *as, struct mm_stats *st)
 {
-	*st = (struct mm_stats){ 0 };
+	*st = (struct mm_stats){ .vmas = as->vma.nr_vmas, .vma_frames = as->vma.nr_slabs };
 	stats_page(as, as->plat->page_desc(as->root_pa), as->arch->levels, true, st);
 }

@@ -506,10 +506,12 @@ static void run(enum bench b)
 		mm_as_stats(&as, &ms);
 		fprintf(stderr, "mmbench memory %s/%s/%s: %" PRIu64 " PT pages, %" PRIu64
 			" metadata arrays (%.1f%% of PT memory), %" PRIu64 " leaves, %" PRIu64
-			" status entries, %lu TLB flushes so far, threads %spinned\n",
+			" status entries, %" PRIu64 " VMAs in %" PRIu64 " frames, %lu TLB flushes so far,"
+			" threads %spinned\n",
 			names[b], high ? "high" : "low", P->name, ms.pt_pages, ms.meta_arrays,
 			ms.pt_pages ? 100.0 * (double)ms.meta_arrays / (double)ms.pt_pages : 0.0,
-			ms.leaves, ms.statuses, host_tlb_flushes(), pinned ? "" : "not ");
+			ms.leaves, ms.statuses, ms.vmas, ms.vma_frames, host_tlb_flushes(),
+			pinned ? "" : "not ");
 		mm_as_destroy(&as);
 		host_rcu_barrier();
 		host_pool_drain();

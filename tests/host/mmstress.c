@@ -209,7 +209,7 @@ static void *worker(void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: mmstress --arch sv39|sv48|x86_64 --mm adv|rw --threads N --ops N "
+	fprintf(stderr, "usage: mmstress --arch sv39|sv48|x86_64 --mm adv|rw|vma --threads N --ops N "
 			"--seed N --overlap low|high [--window PAGES]\n");
 	exit(2);
 }
@@ -242,11 +242,8 @@ int main(int argc, char **argv)
 	P = mm_proto_by_name(mm);
 	if (!P && !strcmp(mm, "nolock"))   /* seeded bug, for the expected-failure test */
 		P = &host_proto_nolock;
-	if (!A || !P || nthreads < 1 || total_ops < 0) {
-		if (!strcmp(mm, "vma"))
-			fprintf(stderr, "mmstress: the vma baseline is not part of the host core\n");
+	if (!A || !P || nthreads < 1 || total_ops < 0)
 		usage();
-	}
 	host_init((size_t)1 << 18);
 	if (mm_as_init(&as, A, P, &host_plat, A->user_lo, A->user_last, NULL)) {
 		fprintf(stderr, "as_init failed\n");

@@ -1,5 +1,5 @@
 /* Suite 'mm': host tests of the CortenMM core against the atomic spec.
- *   test_mm <arch|diff|bad|oom|charge|kernel|huge|pager> --arch A --mm P [--seed N] [--steps N]
+ *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager> --arch A --mm P [--seed N] [--steps N]
  * Every test checks the tree's well-formedness after each step and that
  * every frame is back at the end. Exit 0 iff every check held. */
 #include "host_platform.h"
@@ -533,6 +533,59 @@ static void t_oom(void)
 	host_pool_enable(true);
 }
 
+/* ---- wide: make_cow over more leaf tables than one reservation holds ----
+ * One mapped page in each of WIDE_TABLES leaf tables (2 MiB apart), mapped
+ * straight onto invalid pages, so no table has a metadata array yet: COW
+ * needs one per table. With the k-th allocation failing, every failure
+ * leaves the tree and the frame counts as they were; then it succeeds. */
+#define WIDE_TABLES 40
+static void t_wide(void)
+{
+	struct ctx x;
+	new_as(&x.as);
+	host_pool_enable(false);
+	uint64_t B = 1ull << 30;
+	spec_init(&x.s, B, WIDE_TABLES * 512);
+	struct mm_cursor c;
+	uint64_t len = WIDE_TABLES * MB2;
+	CHECK(mm_lock(&c, &x.as, B, B + len) == MM_OK, "lock");
+	for (unsigned i = 0; i < WIDE_TABLES; i++) {
+		uint64_t va = B + i * MB2 + (i % 512) * PG, pa = host_frame_alloc(1);
+		CHECK(mm_map(&c, va, pa, 1, MM_PROT_R | MM_PROT_W | MM_PROT_U, 0) == MM_OK, "map %u", i);
+		spec_map(&x.s, va, pa, PG, MM_PROT_R | MM_PROT_W | MM_PROT_U, 0);
+	}
+	mm_release(&c);
+	long k;
+	for (k = 1;; k++) {
+		host_rcu_barrier();
+		size_t used = host_frames_used();
+		uint64_t nr = x.as.nr_frames;
+		CHECK(mm_lock(&c, &x.as, B, B + len) == MM_OK, "lock");
+		host_fail_at(k);
+		int err = mm_make_cow(&c, B, len);
+		host_fail_off();
+		if (err == MM_OK) {
+			spec_make_cow(&x.s, B, len);
+			mm_release(&c);
+			break;
+		}
+		CHECK(err == MM_ENOMEM, "make_cow: %s", mm_strerror(err));
+		CHECK(host_frames_used() == used && x.as.nr_frames == nr,
+		      "failed make_cow at alloc %ld changed frame counts", k);
+		mm_release(&c);
+		check_wf(&x.as, "failed wide make_cow");
+		check_window(&x.as, &x.s, "failed wide make_cow");
+		if (fails)
+			break;
+	}
+	CHECK(k > WIDE_TABLES, "make_cow drew only %ld frames for %d tables", k - 1, WIDE_TABLES);
+	check_wf(&x.as, "wide make_cow");
+	check_window(&x.as, &x.s, "wide make_cow");
+	host_pool_enable(true);
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
 /* ---- huge: 1 GiB page split down by a 4 KiB unmap ---- */
 static void t_huge(void)
 {
@@ -891,6 +944,8 @@ int main(int argc, char **argv)
 	}
 	else if (!strcmp(test, "huge"))
 		t_huge();
+	else if (!strcmp(test, "wide"))
+		t_wide();
 	else if (!strcmp(test, "pager"))
 		t_pager();
 	else if (!strcmp(test, "kernel"))

@@ -30,8 +30,9 @@ struct mm_cursor {
 	struct mm_page *cover;          /* covering PT page */
 	unsigned cover_level;
 	uint64_t cover_base;            /* VA of the covering page's first entry */
-	struct mm_page *rlocked[MM_MAX_LEVELS]; /* rw: read-locked ancestors */
+	struct mm_page *rlocked[MM_MAX_LEVELS]; /* rw: read-locked ancestors; vma: PT locks held */
 	unsigned nr_rlocked;
+	unsigned vma_mode;              /* vma: how the cursor holds mmap_lock */
 	/* pending TLB flush */
 	bool flush;
 	uint64_t flush_lo, flush_hi;    /* inclusive */

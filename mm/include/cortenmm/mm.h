@@ -32,6 +32,21 @@
 
 struct mm_cursor;
 struct mm_protocol;
+struct mm_vma;
+struct mm_vma_slab;
+
+/* State of the two-level baseline (protocol "vma", mm/baseline): its VMA
+ * tree, the nodes' memory and mmap_lock. Zero and unused under rw and adv. */
+struct mm_vma_space {
+	mm_lock_t mmap_lock;        /* readers-writer lock with upgrade */
+	uint32_t nr_vmas;           /* nodes in the tree */
+	struct mm_vma *root;        /* AVL tree of VMAs, ordered by start */
+	struct mm_vma *free;        /* unused nodes of every slab frame */
+	struct mm_vma_slab *slabs;  /* frames the nodes live in */
+	uint32_t nr_free;           /* nodes on the free list */
+	uint32_t nr_slabs;          /* slab frames (also counted in nr_frames) */
+	uint32_t nr_empty;          /* slab frames with no node in use */
+};
 
 struct mm_as {
 	const struct pt_arch *arch;
@@ -42,12 +57,30 @@ struct mm_as {
 	void *ctx;                /* platform's own per-AS data (hart mask, ASID) */
 	uint64_t nr_frames;       /* PT pages + metadata arrays owned (atomic) */
 	bool sealed;              /* kernel AS after mm_as_kernel_seal: root entries fixed */
+	struct mm_vma_space vma;  /* protocol "vma" only */
+};
+
+/* Operations a protocol that keeps statuses outside the page table does
+ * itself (the two-level baseline, mm/baseline): the public entry points of
+ * the same names (cursor.h, mm_wf_check) hand over to these. Contracts as
+ * there. */
+struct mm_vma_ops {
+	int (*query)(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+	int (*mark)(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st);
+	int (*unmap)(struct mm_cursor *c, uint64_t va, uint64_t len);
+	int (*protect)(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot);
+	int (*take)(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+	int (*next_used)(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped);
+	int (*wf_check)(struct mm_as *as, const char **why);
+	/* mm_release: may c's covering page, left empty, be removed (which
+	 * takes a second transaction over its parent's entry)? */
+	bool (*prune_cover)(struct mm_cursor *c);
 };
 
 /* A locking protocol: how a cursor acquires and drops its range, and how
  * removed PT pages are retired. Selected per address space at run time. */
 struct mm_protocol {
-	const char *name;   /* "rw" or "adv" */
+	const char *name;   /* "rw", "adv" or "vma" */
 	/* Acquire c->start..c->last of c->as; fill c->cover*. May create PT
 	 * pages (adv). MM_OK or MM_ENOMEM (then nothing is held). */
 	int (*lock)(struct mm_cursor *c);
@@ -60,6 +93,9 @@ struct mm_protocol {
 	void (*unlinked)(struct mm_cursor *c, struct mm_page *pg);
 	/* After the TLB flush: free the PT page (adv: after an RCU grace period). */
 	void (*retire)(struct mm_as *as, struct mm_page *pg);
+	/* NULL: statuses live in the page table (CortenMM). Else the
+	 * operations that also read or change the protocol's own structure. */
+	const struct mm_vma_ops *vma;
 };
 
 /* A retire hook for protocols whose walkers run lock-free (adv, and the
@@ -69,7 +105,11 @@ void mm_pt_retire_rcu(struct mm_as *as, struct mm_page *pg);
 
 extern const struct mm_protocol mm_proto_rw;
 extern const struct mm_protocol mm_proto_adv;
-/* "rw" / "adv" -> table, NULL if unknown. */
+/* The two-level baseline (mm/baseline): a VMA tree under mmap_lock plus
+ * page tables under per-PT-page locks, the way Linux did it before per-VMA
+ * locks. Not CortenMM; here to compare against. */
+extern const struct mm_protocol mm_proto_vma;
+/* "rw" / "adv" / "vma" -> table, NULL if unknown. */
 const struct mm_protocol *mm_proto_by_name(const char *name);
 /* "sv39" / "sv48" / "x86_64" -> table, NULL if unknown. Not in the core
  * (the kernel links only the RISC-V tables): defined in tests/host. */
@@ -116,6 +156,8 @@ struct mm_stats {
 	uint64_t meta_arrays;  /* per-PTE metadata arrays among them */
 	uint64_t leaves;       /* present leaf entries (any size) */
 	uint64_t statuses;     /* non-present entries carrying a status */
+	uint64_t vmas;         /* protocol "vma": VMAs in the tree */
+	uint64_t vma_frames;   /* protocol "vma": frames holding VMA nodes */
 };
 void mm_as_stats(struct mm_as *as, struct mm_stats *st);
 
