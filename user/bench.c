@@ -39,10 +39,11 @@ void bench_print(const struct bench_line *l)
 	uint64_t ops_per_sec = ns ? l->ops * 1000000000UL / ns : 0;
 	char nsop[32], insop[32];
 	printf("{\"bench\":\"%s\",\"contention\":\"%s\",\"threads\":%d,\"mm\":\"%s\",\"paging\":\"%s\","
-	       "\"ops\":%lu,\"ns_per_op\":%s,\"ops_per_sec\":%lu,\"instret_per_op\":%s}\n",
+	       "\"ops\":%lu,\"ns_per_op\":%s,\"ops_per_sec\":%lu,\"instret_per_op\":%s%s%s}\n",
 	       l->bench, l->contention, l->threads, mm, paging, l->ops,
 	       bench_tenths(nsop, sizeof nsop, ns, l->per_thread), ops_per_sec,
-	       bench_tenths(insop, sizeof insop, l->instret, l->ops));
+	       bench_tenths(insop, sizeof insop, l->instret, l->ops),
+	       l->extra ? "," : "", l->extra ? l->extra : "");
 }
 
 long bench_unmap(uint64_t va, uint64_t len)

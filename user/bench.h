@@ -21,13 +21,15 @@ struct bench_line {
 	int threads;
 	unsigned long ops, per_thread;
 	uint64_t ticks, instret;
+	const char *extra;          /* NULL, or more "key":value pairs for this bench */
 };
 
 /* Print l as {"bench","contention","threads","mm","paging","ops",
  * "ns_per_op","ops_per_sec","instret_per_op"}: ns_per_op is the slowest
  * thread's time per operation, ops_per_sec all threads' operations over
  * that time, instret_per_op the mean over all operations. The mm mode and
- * paging come from the kernel (DBG_MMINFO). */
+ * paging come from the kernel (DBG_MMINFO). l->extra, when set, follows
+ * the standard fields inside the same object. */
 void bench_print(const struct bench_line *l);
 /* "adv", "rw" or "vma", and the paging name ("sv39", "sv48", "sv57"), as
  * the kernel reports them. */

@@ -56,8 +56,13 @@ static void one(const char *name, int shart, int chart, long ops)
 	uint64_t w[4] = { 0 };
 	while (!c.done)
 		ipc(SYS_RECV, done, w, SLOT_NONE);
+	/* A round trip is two one-way IPCs (call, then reply-and-wait). */
+	char ow[32], rt[32], extra[96];
+	snprintf(extra, sizeof extra, "\"one_way_instret\":%s,\"round_trip_ns\":%s",
+		 bench_tenths(ow, sizeof ow, c.ins, 2 * (uint64_t)ops),
+		 bench_tenths(rt, sizeof rt, c.t * (1000000000UL / BENCH_TIMEBASE_HZ), (uint64_t)ops));
 	struct bench_line l = { .bench = name, .contention = "none", .threads = 2, .ops = (unsigned long)ops,
-				.per_thread = (unsigned long)ops, .ticks = c.t, .instret = c.ins };
+				.per_thread = (unsigned long)ops, .ticks = c.t, .instret = c.ins, .extra = extra };
 	bench_print(&l);
 	cap_delete(st), cap_delete(ct), cap_delete(ep), cap_delete(done);
 	slot_release(st), slot_release(ct), slot_release(ep), slot_release(done);
