@@ -443,10 +443,12 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 		return -E_FAULT;
 	uint64_t page = va & ~(PAGE_SIZE - 1);
 	struct mm_cursor c;
-	if (mm_lock(&c, &t->as, page, page + PAGE_SIZE))
-		return -E_FAULT;
+	int err = mm_lock(&c, &t->as, page, page + PAGE_SIZE);
+	if (err)   /* no table for the page's path: out of memory, not a bad address */
+		return err == MM_ENOMEM ? -E_NOMEM : -E_FAULT;
 	struct mm_info info;
-	int err = -E_FAULT, synced_code = 0;
+	int synced_code = 0;
+	err = -E_FAULT;
 	mm_query(&c, page, &info);
 	unsigned need = write ? MM_PROT_W : exec ? MM_PROT_X : MM_PROT_R;
 	if (info.kind == MM_RESERVED && (info.prot & need)) {

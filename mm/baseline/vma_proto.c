@@ -48,10 +48,43 @@ static void drop_read(struct mm_cursor *c)
 	mmap_read_unlock(p, &c->as->vma.mmap_lock);
 }
 
+/* Take away the empty tables a failed lock_page added: made[0..n-1],
+ * the chain below the page at level top_L on the page's path. Only a
+ * writer removes PT pages, so this takes mmap_lock for writing, finds that
+ * page again (the tree may have changed in between) and removes each page
+ * of the chain, bottom up, that is still there and still empty. Needs:
+ * nothing held. Allocates nothing. */
+static void unmake(struct mm_cursor *c, unsigned top_L, struct mm_page *const *made, unsigned n)
+{
+	struct mm_as *as = c->as;
+	const struct pt_arch *a = as->arch;
+	mmap_write_lock(as->plat, &as->vma.mmap_lock);
+	c->vma_mode = VMA_WRITE;
+	struct mm_page *pg = as->plat->page_desc(as->root_pa);
+	unsigned L = a->levels;
+	uint64_t base = 0;
+	while (L > top_L) {
+		unsigned i = pt_index(a, c->start, L);
+		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
+		if (!is_table(a, e, L))
+			break;
+		base = entry_base(a, base, L, i);
+		pg = child_of(as, e, L);
+		L--;
+	}
+	c->cover = pg;
+	c->cover_level = L;
+	c->cover_base = base;
+	if (L == top_L)
+		mm_unsplit_path(c, c->start, made, n);
+	mm_cursor_commit(c);
+	c->cover = 0;
+}
+
 /* Needs: nothing held; [c->start, c->last] is one page. MM_OK with
  * mmap_lock held for reading and the covering page's lock, or MM_ENOMEM
- * (a table on the path could not be had) with nothing held; tables added
- * before stay (they are empty, the tree means the same). */
+ * (a table on the path could not be had) with nothing held and the tables
+ * this call added taken away again (where still empty). */
 static int lock_page(struct mm_cursor *c)
 {
 	struct mm_as *as = c->as;
@@ -62,7 +95,8 @@ retry:
 	c->vma_mode = VMA_READ;
 	struct mm_page *pg = p->page_desc(as->root_pa);
 	struct mm_page *held = 0;       /* pg, once its lock is ours */
-	unsigned L = a->levels;
+	struct mm_page *made[MM_MAX_LEVELS];   /* tables added, top down */
+	unsigned L = a->levels, nmade = 0, top_L = 0;
 	uint64_t base = 0;
 	for (;;) {
 		unsigned i = pt_index(a, c->start, L);
@@ -88,9 +122,14 @@ retry:
 			break;                  /* pg holds the page's entry */
 		if (mm_resv_fill(c, 1)) {
 			drop_read(c);
+			if (nmade)
+				unmake(c, top_L, made, nmade);
 			return MM_ENOMEM;
 		}
 		struct mm_page *ch = mm_split(c, pg, i, 0, 0, L, false);  /* born locked */
+		if (!nmade)
+			top_L = L;
+		made[nmade++] = ch;
 		ptl_drop(c, pg);
 		held = pg = ch;
 		base = entry_base(a, base, L, i);

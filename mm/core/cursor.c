@@ -108,7 +108,12 @@ static void commit(struct mm_cursor *c, bool *empty_cover)
 		as->proto->retire(as, pg);
 		pg = next;
 	}
-	c->as = 0;
+}
+
+void mm_cursor_commit(struct mm_cursor *c)
+{
+	bool empty;
+	commit(c, &empty);
 }
 
 /* An empty covering page cannot remove itself (its parent entry is not
@@ -122,6 +127,7 @@ void mm_release(struct mm_cursor *c)
 	uint64_t base = c->cover_base;
 	bool empty;
 	commit(c, &empty);
+	c->as = 0;
 	while (empty && L < a->levels) {
 		uint64_t last = base + span_of(a, L + 1) - 1;
 		if (base < as->lo || last > as->last || (as->sealed && L + 1 == a->levels))

@@ -26,6 +26,11 @@ static inline uint64_t ent_load(const uint64_t *p) { return __atomic_load_n(p, _
 static inline void ent_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline uint64_t ent_xchg(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
 
+/* A core-private page flag (struct mm_page.flags, next to MM_PG_PT and
+ * MM_PG_STALE): the page was made by a split of the mm_map_range in
+ * progress, which takes it away again if the call fails. */
+#define MM_PG_MADE 0x04u
+
 static inline bool pg_stale(const struct mm_page *pg)
 {
 	return __atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & MM_PG_STALE;
@@ -131,6 +136,15 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 /* Remove every PT page inside the cursor's range that holds nothing. (ops.c) */
 void mm_prune(struct mm_cursor *c);
 
+/* Undo splits: made[0..n-1] are the PT pages on va's path below the
+ * covering page, top down, each made by a split of the entry above it
+ * (made[0] in the covering page). From the bottom up, while the page on
+ * the path is still made[d] and still holds one status in every entry (or
+ * nothing), put that status back into its parent entry and remove it.
+ * Allocates nothing, cannot fail. Needs: the cursor holds the covering
+ * page and every descendant overlapping its range. (ops.c) */
+void mm_unsplit_path(struct mm_cursor *c, uint64_t va, struct mm_page *const *made, unsigned n);
+
 /* --- the page-table halves of the public operations (ops.c) ---
  * Same contracts as the public functions in cursor.h, acting on the page
  * table alone; those hand over to mm_protocol.vma when a protocol has it. */
@@ -158,5 +172,9 @@ void mm_cursor_flush_range(struct mm_cursor *c, uint64_t lo, uint64_t hi);
 void mm_cursor_release_frame(struct mm_cursor *c, uint64_t pa, unsigned level);
 /* Queue an unlinked PT page for freeing after the flush. */
 void mm_cursor_dead_pt(struct mm_cursor *c, struct mm_page *pg);
+/* Commit like mm_release (flush, unlock, free what was removed) but
+ * leave an empty covering page where it is; c->as stays set. For a
+ * protocol that must undo what a failed lock built. */
+void mm_cursor_commit(struct mm_cursor *c);
 
 #endif

@@ -19,6 +19,7 @@ struct node {
 	unsigned level;
 	uint64_t base;
 	uint64_t vpte;        /* virtual: the split huge leaf (level+1), or 0 */
+	uint64_t vad;         /* virtual: vpte's accessed/dirty bits (pte_ad) */
 	uint64_t vmeta;       /* virtual: the split entry's metadata word */
 	bool vmeta_alloc;     /* virtual: would get a metadata array */
 };
@@ -27,11 +28,28 @@ struct slot {
 	uint64_t pte, meta;
 };
 
-/* Entry i of a page at level-1 made from huge leaf `pte` at `level`. */
-static uint64_t split_leaf(const struct pt_arch *a, uint64_t pte, unsigned level, unsigned i)
+/* The bits of pte that the hardware sets on live leaves (accessed,
+ * dirty), found through the trait table's own decoders so the core stays
+ * ISA-neutral: every set bit b of pte for which accessed(b) or dirty(b). */
+static uint64_t pte_ad(const struct pt_arch *a, uint64_t pte)
+{
+	uint64_t ad = 0;
+	for (uint64_t m = pte; m; m &= m - 1) {
+		uint64_t b = m & -m;
+		if (a->accessed(b) || a->dirty(b))
+			ad |= b;
+	}
+	return ad;
+}
+
+/* Entry i of a page at level-1 made from huge leaf `pte` at `level`, with
+ * the leaf's accessed/dirty bits `ad` (pte_ad(pte)): every piece keeps
+ * what the hardware recorded for the whole. */
+static uint64_t split_leaf(const struct pt_arch *a, uint64_t pte, uint64_t ad, unsigned level,
+			   unsigned i)
 {
 	uint64_t pa = a->addr(pte, level) + (uint64_t)i * span_of(a, level - 1);
-	return a->make_leaf(pa, a->prot(pte), level - 1);
+	return a->make_leaf(pa, a->prot(pte), level - 1) | ad;
 }
 
 static struct slot node_slot(struct mm_cursor *c, const struct node *n, unsigned i)
@@ -41,7 +59,7 @@ static struct slot node_slot(struct mm_cursor *c, const struct node *n, unsigned
 		s.pte = ent_load(&pg_ptes(c->as, n->pg)[i]);
 		s.meta = slot_meta(c->as, n->pg, i);
 	} else {
-		s.pte = n->vpte ? split_leaf(c->as->arch, n->vpte, n->level + 1, i) : 0;
+		s.pte = n->vpte ? split_leaf(c->as->arch, n->vpte, n->vad, n->level + 1, i) : 0;
 		s.meta = n->vmeta;
 	}
 	return s;
@@ -56,9 +74,14 @@ static void ensure_meta(struct mm_cursor *c, struct mm_page *pg)
 	mm_resv_used(c);
 }
 
-/* Write entry i of pg and keep nr_live right. A non-zero meta needs the
- * page's metadata array (ensure_meta first). */
-static void slot_write(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint64_t pte, uint64_t meta)
+/* Write entry i of pg and keep nr_live right; returns the entry it
+ * replaced. A present entry is replaced with an atomic exchange, so the
+ * value returned holds every accessed/dirty bit the hardware set until
+ * the moment it was replaced (a load then a store would lose a bit set
+ * in between). A non-zero meta needs the page's metadata array
+ * (ensure_meta first). */
+static uint64_t slot_write(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint64_t pte,
+			   uint64_t meta)
 {
 	const struct pt_arch *a = c->as->arch;
 	uint64_t *pt = pg_ptes(c->as, pg);
@@ -72,9 +95,12 @@ static void slot_write(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint
 			c->as->plat->panic("mm: status without metadata array");
 		m[i] = meta;
 	}
-	if (pte != old)
+	if (a->present(old))
+		old = ent_xchg(&pt[i], pte);
+	else if (pte != old)
 		ent_store(&pt[i], pte);
 	pg->nr_live = (uint16_t)(pg->nr_live + (int)now - (int)was);
+	return old;
 }
 
 static bool subtree_mapped(struct mm_cursor *c, struct mm_page *pg)
@@ -129,7 +155,10 @@ static void remove_subtree(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 }
 
 /* Replace entry i of pg (level L, not a table) by a new child table whose
- * entries reproduce it: pieces of a huge leaf, or its status everywhere. */
+ * entries reproduce it: pieces of a huge leaf (each with the leaf's
+ * accessed/dirty bits, including any the hardware sets while the child is
+ * built: the leaf is swapped out atomically and what it held by then is
+ * added to every piece), or its status everywhere. */
 struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 			 uint64_t pte, uint64_t meta, unsigned L, bool cmeta)
 {
@@ -142,9 +171,10 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 	uint64_t *cp = pg_ptes(c->as, ch);
 	uint64_t *cm = pg_meta(c->as, ch);
 	bool leaf = a->present(s.pte);
+	uint64_t ad = leaf ? pte_ad(a, s.pte) : 0;
 	unsigned live = 0;
 	for (unsigned j = 0; j < pt_entries(a); j++) {
-		uint64_t e = leaf ? split_leaf(a, s.pte, L, j) : 0;
+		uint64_t e = leaf ? split_leaf(a, s.pte, ad, L, j) : 0;
 		cp[j] = e;
 		if (cm)
 			cm[j] = s.meta;
@@ -152,7 +182,14 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 	}
 	ch->nr_live = (uint16_t)live;
 	c->as->proto->born(c, ch);
-	slot_write(c, pg, i, a->make_table(ch->pa), 0);
+	uint64_t old = slot_write(c, pg, i, a->make_table(ch->pa), 0);
+	/* Bits set on the leaf since the caller read it: the pieces are live
+	 * now (the hardware may be setting bits in them too), so add them
+	 * atomically. */
+	uint64_t late = leaf ? pte_ad(a, old) & ~ad : 0;
+	if (late)
+		for (unsigned j = 0; j < pt_entries(a); j++)
+			__atomic_fetch_or(&cp[j], late, __ATOMIC_ACQ_REL);
 	return ch;
 }
 
@@ -239,7 +276,8 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 		if (op->dry) {
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
-					   .vpte = present ? s.pte : 0, .vmeta = s.meta,
+					   .vpte = present ? s.pte : 0,
+					   .vad = present ? pte_ad(a, s.pte) : 0, .vmeta = s.meta,
 					   .vmeta_alloc = cmeta };
 			range_apply(c, op, &cn, slo, shi);
 		} else {
@@ -371,8 +409,9 @@ int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	}
 }
 
-int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
-	   unsigned prot, unsigned flags)
+/* The checks of mm_map that need no walk: MM_OK or its error. */
+static int map_check(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
+		     unsigned prot, unsigned flags)
 {
 	const struct pt_arch *a = c->as->arch;
 	if (level < 1 || level > a->levels || !pt_leaf_ok(a, level))
@@ -388,18 +427,24 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 		return MM_EINVAL;
 	if (va < c->start || va + sz - 1 > c->last || va + sz - 1 < va)
 		return MM_ENOTLOCKED;
-	bool cow = flags & MM_MAP_COW;
-	uint64_t new_meta = cow ? meta_make(MM_COW, prot, 0, 0) : 0;
+	return MM_OK;
+}
 
-	/* dry run: count frames, find conflicts */
-	unsigned need = 0;
+/* Dry run of a map at va, level (checked): MM_EEXIST if any part of it is
+ * mapped or COW, else MM_OK with *need = the frames the splits on the way
+ * down (and, with new_meta, a metadata array for the entry) will take. */
+static int map_need(struct mm_cursor *c, uint64_t va, unsigned level, bool new_meta,
+		    unsigned *need)
+{
+	const struct pt_arch *a = c->as->arch;
 	struct mm_page *pg = c->cover;
 	bool virt = false, has_meta;
 	uint64_t vmeta = 0;
 	unsigned L;
+	*need = 0;
 	for (L = c->cover_level; L > level; L--) {
 		if (virt) {
-			need += 1 + (vmeta ? 1 : 0);
+			*need += 1 + (vmeta ? 1 : 0);
 			continue;
 		}
 		struct slot s = { ent_load(&pg_ptes(c->as, pg)[pt_index(a, va, L)]),
@@ -412,7 +457,7 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 			return MM_EEXIST;
 		virt = true;
 		vmeta = s.meta;
-		need += 1 + (vmeta ? 1 : 0);
+		*need += 1 + (vmeta ? 1 : 0);
 	}
 	if (virt) {
 		has_meta = vmeta != 0;
@@ -425,25 +470,58 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 		has_meta = pg->meta_pa != 0;
 	}
 	if (new_meta && !has_meta)
-		need++;
-	int err = mm_resv_fill(c, need);
+		(*need)++;
+	return MM_OK;
+}
+
+/* Split every entry above `level` on va's path that is not a table yet
+ * (frames from the reservation map_need counted); the page at `level`
+ * holding va, with its first entry's address in *basep. flag: mark each
+ * page made here (MM_PG_MADE). */
+static struct mm_page *map_descend(struct mm_cursor *c, uint64_t va, unsigned level,
+				   uint64_t *basep, uint32_t flag)
+{
+	const struct pt_arch *a = c->as->arch;
+	struct mm_page *pg = c->cover;
+	uint64_t base = c->cover_base;
+	for (unsigned L = c->cover_level; L > level; L--) {
+		unsigned i = pt_index(a, va, L);
+		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), slot_meta(c->as, pg, i) };
+		if (is_table(a, s.pte, L)) {
+			pg = child_of(c->as, s.pte, L);
+		} else {
+			pg = mm_split(c, pg, i, s.pte, s.meta, L, s.meta != 0);
+			if (flag)
+				__atomic_fetch_or(&pg->flags, flag, __ATOMIC_RELEASE);
+		}
+		base = entry_base(a, base, L, i);
+	}
+	*basep = base;
+	return pg;
+}
+
+int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
+	   unsigned prot, unsigned flags)
+{
+	const struct pt_arch *a = c->as->arch;
+	int err = map_check(c, va, pa, level, prot, flags);
+	if (err)
+		return err;
+	bool cow = flags & MM_MAP_COW;
+	uint64_t new_meta = cow ? meta_make(MM_COW, prot, 0, 0) : 0;
+	unsigned need;
+	err = map_need(c, va, level, new_meta != 0, &need);
+	if (err)
+		return err;
+	err = mm_resv_fill(c, need);
 	if (err) {
 		mm_resv_return(c);
 		return err;
 	}
 
 	/* real run: cannot fail */
-	pg = c->cover;
-	uint64_t base = c->cover_base;
-	for (L = c->cover_level; L > level; L--) {
-		unsigned i = pt_index(a, va, L);
-		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), slot_meta(c->as, pg, i) };
-		if (is_table(a, s.pte, L))
-			pg = child_of(c->as, s.pte, L);
-		else
-			pg = mm_split(c, pg, i, s.pte, s.meta, L, s.meta != 0);
-		base = entry_base(a, base, L, i);
-	}
+	uint64_t base, sz = span_of(a, level);
+	struct mm_page *pg = map_descend(c, va, level, &base, 0);
 	unsigned i = pt_index(a, va, level);
 	uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
 	if (is_table(a, e, level)) {
@@ -458,6 +536,27 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	return MM_OK;
 }
 
+/* The level of the next piece of mm_map_range: the largest page that va
+ * and pa are aligned to, that fits in len and that the arch allows below
+ * the covering page. */
+static unsigned piece_level(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len)
+{
+	const struct pt_arch *a = c->as->arch;
+	for (unsigned L = c->cover_level; L > 1; L--) {
+		uint64_t sz = span_of(a, L);
+		if (pt_leaf_ok(a, L) && !(va & (sz - 1)) && !(pa & (sz - 1)) && len >= sz)
+			return L;
+	}
+	return 1;
+}
+
+/* Remove the pages marked MM_PG_MADE below pg (level L, first entry at
+ * base) inside [lo, hi], bottom up, where each still holds one status
+ * everywhere (undo: the status goes back into the entry it was split
+ * from), and clear the mark on the rest. undo false: only clear marks. */
+static void made_settle(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+			uint64_t lo, uint64_t hi, bool undo);
+
 int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
 		 unsigned prot)
 {
@@ -467,32 +566,47 @@ int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
 		return err;
 	if (pa & (MM_PAGE_SIZE - 1))
 		return MM_EALIGN;
-	uint64_t done = 0;
-	while (done < len) {
-		unsigned level = 1;
-		for (unsigned L = c->cover_level; L > 1; L--) {
-			uint64_t sz = span_of(a, L);
-			if (pt_leaf_ok(a, L) && !((va + done) & (sz - 1)) &&
-			    !((pa + done) & (sz - 1)) && len - done >= sz) {
-				level = L;
-				break;
-			}
-		}
-		err = mm_map(c, va + done, pa + done, level, prot, 0);
+	/* Pass 1: check every piece and build the tables each needs. Splits
+	 * only refine statuses (the tree means the same), and each page made
+	 * here is marked, so a failure takes them away again and leaves the
+	 * tree exactly as it was. */
+	uint64_t done, base;
+	for (done = 0; done < len && !err; ) {
+		unsigned level = piece_level(c, va + done, pa + done, len - done), need;
+		err = map_check(c, va + done, pa + done, level, prot, 0);
+		if (!err)
+			err = map_need(c, va + done, level, false, &need);
+		if (!err)
+			err = mm_resv_fill(c, need);
 		if (err) {
-			if (done)   /* whole pages we just mapped: needs no frames */
-				range_op(c, va, done, true, false, 0);
-			return err;
+			mm_resv_return(c);
+			break;
 		}
+		map_descend(c, va + done, level, &base, MM_PG_MADE);
+		done += span_of(a, level);
+	}
+	made_settle(c, c->cover, c->cover_level, c->cover_base, va, va + len - 1, err != MM_OK);
+	if (err)
+		return err;
+	/* Pass 2: every table is in place, so no map below needs a frame or
+	 * can fail: the statuses it replaces are never lost to a failure. */
+	for (done = 0; done < len; ) {
+		unsigned level = piece_level(c, va + done, pa + done, len - done);
+		if (mm_map(c, va + done, pa + done, level, prot, 0))
+			c->as->plat->panic("mm: map_range failed after its checks");
 		done += span_of(a, level);
 	}
 	return MM_OK;
 }
 
-/* Remove the PT pages below pg (level L, first entry at base) inside
- * [lo, hi] that hold nothing. Allocates nothing, cannot fail. */
-static void prune(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
-		  uint64_t lo, uint64_t hi)
+/* Visit, children first, every table below pg (level L, first entry at
+ * base) that overlaps [lo, hi]: visit(c, pg, L, i, ch, eb, el, arg) for
+ * table ch in entry i of pg, whose range is [eb, el]. visit may remove ch.
+ * sealed: also what hangs from a sealed root entry (else left out). */
+typedef void tables_fn(struct mm_cursor *c, struct mm_page *pg, unsigned L, unsigned i,
+		       struct mm_page *ch, uint64_t eb, uint64_t el, void *arg);
+static void tables_post(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+			uint64_t lo, uint64_t hi, bool sealed, tables_fn *visit, void *arg)
 {
 	const struct pt_arch *a = c->as->arch;
 	if (L == 1)
@@ -500,19 +614,101 @@ static void prune(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t 
 	uint64_t sz = span_of(a, L);
 	for (unsigned i = pt_index(a, lo, L); i <= pt_index(a, hi, L); i++) {
 		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
-		if (!is_table(a, e, L) || (c->as->sealed && L == a->levels))
+		if (!is_table(a, e, L) || (!sealed && c->as->sealed && L == a->levels))
 			continue;
 		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
 		struct mm_page *ch = child_of(c->as, e, L);
-		prune(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el);
-		if (ch->nr_live == 0)
-			remove_subtree(c, pg, i, ch, eb, el, false);
+		tables_post(c, ch, L - 1, eb, lo > eb ? lo : eb, hi < el ? hi : el, sealed, visit,
+			    arg);
+		visit(c, pg, L, i, ch, eb, el, arg);
 	}
+}
+
+/* tables_post visitor of mm_prune: remove ch if it holds nothing.
+ * Allocates nothing, cannot fail. */
+static void prune_one(struct mm_cursor *c, struct mm_page *pg, unsigned L, unsigned i,
+		      struct mm_page *ch, uint64_t eb, uint64_t el, void *arg)
+{
+	(void)L;
+	(void)arg;
+	if (ch->nr_live == 0)
+		remove_subtree(c, pg, i, ch, eb, el, false);
 }
 
 void mm_prune(struct mm_cursor *c)
 {
-	prune(c, c->cover, c->cover_level, c->cover_base, c->start, c->last);
+	tables_post(c, c->cover, c->cover_level, c->cover_base, c->start, c->last, false, prune_one,
+		    0);
+}
+
+/* Entry i of pg (level L, range [eb, el]) holds the table ch. If ch holds
+ * no mapping and the same status word in every entry (0: nothing), as a
+ * split left it, put that status back into entry i and remove ch; false
+ * (nothing changed) otherwise, or when entry i may not change (a sealed
+ * root entry) or cannot hold the status (pg has no metadata array).
+ * Allocates nothing. */
+static bool unsplit(struct mm_cursor *c, struct mm_page *pg, unsigned L, unsigned i,
+		    struct mm_page *ch, uint64_t eb, uint64_t el)
+{
+	const struct pt_arch *a = c->as->arch;
+	if (c->as->sealed && L == a->levels)
+		return false;
+	uint64_t *cp = pg_ptes(c->as, ch);
+	uint64_t m = slot_meta(c->as, ch, 0);
+	for (unsigned j = 0; j < pt_entries(a); j++)
+		if (a->present(ent_load(&cp[j])) || slot_meta(c->as, ch, j) != m)
+			return false;
+	if (m && !pg->meta_pa)
+		return false;
+	remove_subtree(c, pg, i, ch, eb, el, false);
+	if (m)
+		slot_write(c, pg, i, 0, m);
+	return true;
+}
+
+void mm_unsplit_path(struct mm_cursor *c, uint64_t va, struct mm_page *const *made, unsigned n)
+{
+	const struct pt_arch *a = c->as->arch;
+	struct mm_page *path[MM_MAX_LEVELS + 1];
+	uint64_t bases[MM_MAX_LEVELS + 1];
+	unsigned d, L = c->cover_level;
+	path[0] = c->cover;
+	bases[0] = c->cover_base;
+	for (d = 0; d < n && L - d > 1; d++) {
+		unsigned i = pt_index(a, va, L - d);
+		uint64_t e = ent_load(&pg_ptes(c->as, path[d])[i]);
+		if (!is_table(a, e, L - d) || child_of(c->as, e, L - d) != made[d])
+			break;
+		path[d + 1] = made[d];
+		bases[d + 1] = entry_base(a, bases[d], L - d, i);
+	}
+	/* path[1..d] are the pages made, as they still are; from the bottom */
+	for (; d > 0; d--) {
+		unsigned Lp = L - (d - 1);
+		unsigned i = pt_index(a, va, Lp);
+		uint64_t eb = bases[d];
+		if (!unsplit(c, path[d - 1], Lp, i, path[d], eb, eb + span_of(a, Lp) - 1))
+			return;
+	}
+}
+
+/* tables_post visitor of made_settle: clear ch's MM_PG_MADE; with *undo,
+ * also put back the status it was split from where it still holds only
+ * that. */
+static void settle_one(struct mm_cursor *c, struct mm_page *pg, unsigned L, unsigned i,
+		       struct mm_page *ch, uint64_t eb, uint64_t el, void *undo)
+{
+	if (!(__atomic_load_n(&ch->flags, __ATOMIC_ACQUIRE) & MM_PG_MADE))
+		return;
+	__atomic_fetch_and(&ch->flags, ~MM_PG_MADE, __ATOMIC_RELEASE);
+	if (*(bool *)undo)
+		unsplit(c, pg, L, i, ch, eb, el);
+}
+
+static void made_settle(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64_t base,
+			uint64_t lo, uint64_t hi, bool undo)
+{
+	tables_post(c, pg, L, base, lo, hi, true, settle_one, &undo);
 }
 
 /* ---- operations for pagers and fork: protect, make_cow, age, take,
@@ -673,8 +869,9 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 		if (op->dry) {
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
-					   .vpte = a->present(s.pte) ? s.pte : 0, .vmeta = s.meta,
-					   .vmeta_alloc = cmeta };
+					   .vpte = a->present(s.pte) ? s.pte : 0,
+					   .vad = a->present(s.pte) ? pte_ad(a, s.pte) : 0,
+					   .vmeta = s.meta, .vmeta_alloc = cmeta };
 			pop_apply(c, op, &cn, slo, shi);
 		} else {
 			struct mm_page *ch = mm_split(c, n->pg, i, s.pte, s.meta, L, cmeta);

@@ -49,9 +49,36 @@ static bool lock_live(const struct mm_platform *p, struct mm_page *pg)
 	return false;
 }
 
+/* Take away the PT pages a failed adv_lock made: made[0..n-1], the chain
+ * below entry pt_index(c->start) of `top` (level L, first entry at base)
+ * on the range's path. Locks top and what lies below it in the range, as
+ * a transaction covering the range from top would, and removes each page
+ * of the chain, bottom up, that still holds what the split gave it (one
+ * status, or nothing). Needs: nothing held but the RCU read side, which
+ * keeps top in memory until it is locked; leaves it (the commit may wait
+ * for other harts). Allocates nothing. */
+static void adv_unmake(struct mm_cursor *c, struct mm_page *top, unsigned L, uint64_t base,
+		       struct mm_page *const *made, unsigned n)
+{
+	const struct mm_platform *p = c->as->plat;
+	if (!lock_live(p, top)) {
+		p->rcu_read_unlock();
+		return;         /* removed meanwhile, and with it what was made */
+	}
+	c->cover = top;
+	c->cover_level = L;
+	c->cover_base = base;
+	walk_desc(c, top, L, base, c->start, c->last, true);
+	p->rcu_read_unlock();
+	mm_unsplit_path(c, c->start, made, n);
+	mm_cursor_commit(c);
+	c->cover = 0;
+}
+
 /* Needs: nothing held. MM_OK with the cover and its overlapping
- * descendants locked, or MM_ENOMEM with nothing held (PT pages it already
- * added stay: they only refine statuses, the tree means the same). */
+ * descendants locked, or MM_ENOMEM with nothing held and the PT pages
+ * this call added on the way down taken away again (where nobody has put
+ * anything into them meanwhile). */
 static int adv_lock(struct mm_cursor *c)
 {
 	struct mm_as *as = c->as;
@@ -61,8 +88,9 @@ retry:
 	p->rcu_read_lock();
 	struct mm_page *pg = p->page_desc(as->root_pa);
 	struct mm_page *held = 0;       /* pg, when this walk holds its lock */
-	unsigned L = a->levels;
-	uint64_t base = 0;
+	struct mm_page *made[MM_MAX_LEVELS], *top = 0;  /* pages split off below top */
+	unsigned L = a->levels, nmade = 0, top_L = 0;
+	uint64_t base = 0, top_base = 0;
 	while (L > 1) {
 		unsigned i = pt_index(a, c->start, L);
 		if (i != pt_index(a, c->last, L) || mm_whole_entry(c, base, L, i))
@@ -91,10 +119,19 @@ retry:
 		uint64_t m = slot_meta(as, pg, i);
 		if (mm_resv_fill(c, m ? 2 : 1)) {
 			mm_spin_unlock(p, &pg->lock);
-			p->rcu_read_unlock();
+			if (nmade)
+				adv_unmake(c, top, top_L, top_base, made, nmade);
+			else
+				p->rcu_read_unlock();
 			return MM_ENOMEM;
 		}
 		struct mm_page *ch = mm_split(c, pg, i, e, m, L, m != 0);  /* born locked */
+		if (!nmade) {
+			top = pg;
+			top_L = L;
+			top_base = base;
+		}
+		made[nmade++] = ch;
 		mm_spin_unlock(p, &pg->lock);
 		held = pg = ch;
 		base = entry_base(a, base, L, i);

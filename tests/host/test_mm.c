@@ -1,5 +1,6 @@
 /* Suite 'mm': host tests of the CortenMM core against the atomic spec.
- *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager> --arch A --mm P [--seed N] [--steps N]
+ *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|adbits>
+ *           --arch A --mm P [--seed N] [--steps N]
  * Every test checks the tree's well-formedness after each step and that
  * every frame is back at the end. Exit 0 iff every check held. */
 #include "host_platform.h"
@@ -7,9 +8,13 @@
 #include "testutil.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const struct pt_arch *A;
 static const struct mm_protocol *P;
@@ -902,6 +907,336 @@ static void t_pager(void)
 	end_as(&x.as);
 }
 
+/* ---- lockoom: a lock that runs out of frames while it adds the tables
+ * on its path takes them away again ----
+ * Four-page window at 1 GiB + 2 MiB; a one-page lock there first over
+ * empty space, then inside a reserved 1 GiB, with the k-th allocation
+ * failing, k = 1, 2, ... until it succeeds: after each failure the frame
+ * counts, the tree (well-formed) and every status are as before. */
+static void t_lockoom(void)
+{
+	struct ctx x;
+	new_as(&x.as);
+	host_pool_enable(false);
+	uint64_t G = 1ull << 30, W = G + MB2;
+	spec_init(&x.s, W, 4);
+	struct mm_status res = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W, .arg = 0 };
+	long failed = 0;
+	for (int round = 0; round < 2; round++) {
+		struct mm_cursor c;
+		if (round == 1) {   /* a status high up: every table on the path splits it */
+			CHECK(mm_lock(&c, &x.as, G, 2 * G) == MM_OK, "lock 1G");
+			CHECK(mm_mark(&c, G, G, &res) == MM_OK, "mark 1G reserved");
+			spec_mark(&x.s, W, 4 * PG, &res);
+			mm_release(&c);
+		}
+		for (long k = 1;; k++) {
+			host_rcu_barrier();
+			size_t used = host_frames_used();
+			uint64_t nr = x.as.nr_frames;
+			host_fail_at(k);
+			int err = mm_lock(&c, &x.as, W + 2 * PG, W + 3 * PG);
+			host_fail_off();
+			if (err == MM_OK) {
+				mm_release(&c);
+				break;
+			}
+			CHECK(err == MM_ENOMEM, "lock: %s", mm_strerror(err));
+			failed++;
+			host_rcu_barrier();
+			CHECK(host_frames_used() == used && x.as.nr_frames == nr,
+			      "round %d: failed lock at alloc %ld left frames: %zu -> %zu, PT %" PRIu64
+			      " -> %" PRIu64, round, k, used, host_frames_used(), nr, x.as.nr_frames);
+			check_wf(&x.as, "failed lock");
+			check_window(&x.as, &x.s, "failed lock");
+			if (fails)
+				break;
+		}
+	}
+	printf("lockoom: %ld failed locks undone\n", failed);
+	CHECK(P == &mm_proto_rw || failed >= 3, "too few failing locks (%ld)", failed);
+	spec_free(&x.s);
+	end_as(&x.as);
+	host_pool_enable(true);
+}
+
+/* ---- maprange: mm_map_range failing half way changes nothing ----
+ * Statuses first: a reserved 2 MiB block (one entry), pager and swapped
+ * pages, a reserved run with other permissions. A map_range over all of
+ * them (a 2 MiB page, then 4 KiB pages in a part of the tree with no
+ * tables yet) runs with the k-th allocation failing until it succeeds;
+ * then one that meets a mapped page (MM_EEXIST) after its 2 MiB piece.
+ * After each failure: frame counts, tree and every status as before. */
+static void maprange_try(struct ctx *x, uint64_t va, uint64_t pa, uint64_t len, long k, int *errp)
+{
+	struct mm_cursor c;
+	uint64_t lo = va & ~(MB2 - 1), hi = (va + len + MB2 - 1) & ~(MB2 - 1);
+	host_rcu_barrier();
+	size_t used = host_frames_used();
+	uint64_t nr = x->as.nr_frames;
+	CHECK(mm_lock(&c, &x->as, lo, hi) == MM_OK, "lock");
+	if (k)
+		host_fail_at(k);
+	int err = mm_map_range(&c, va, pa, len, MM_PROT_R | MM_PROT_W);
+	host_fail_off();
+	*errp = err;
+	if (err == MM_OK) {
+		spec_map(&x->s, va, pa, len, MM_PROT_R | MM_PROT_W, 0);
+		mm_release(&c);
+		check_wf(&x->as, "map_range");
+		check_window(&x->as, &x->s, "map_range");
+		return;
+	}
+	mm_release(&c);
+	host_rcu_barrier();
+	CHECK(host_frames_used() == used && x->as.nr_frames == nr,
+	      "failed map_range (%s, alloc %ld) changed frame counts: %zu -> %zu, PT %" PRIu64
+	      " -> %" PRIu64, mm_strerror(err), k, used, host_frames_used(), nr, x->as.nr_frames);
+	check_wf(&x->as, "failed map_range");
+	check_window(&x->as, &x->s, "failed map_range");
+}
+
+static void t_maprange(void)
+{
+	struct ctx x;
+	new_as(&x.as);
+	host_pool_enable(false);
+	uint64_t B = 1ull << 30;   /* window [1G - 4M, 1G + 4M) */
+	spec_init(&x.s, B - 2 * MB2, 4 * 512);
+	struct mm_status res = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W };
+	struct mm_status rx = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_X | MM_PROT_U };
+	struct mm_status pgr = { .kind = MM_PAGER, .prot = MM_PROT_R, .arg = 4242 };
+	struct mm_status swp = { .kind = MM_SWAPPED, .dev = 3, .arg = 12345 };
+	/* [va, va + len): 8 pager / swapped pages, a 2 MiB reserved block (one
+	 * 2 MiB piece), then 24 pages of a reserved 1 GiB block recorded in
+	 * one entry (their 4 KiB pieces need two new tables and arrays) */
+	uint64_t va = B - MB2 - 8 * PG, len = MB2 + 32 * PG;
+	uint64_t P = host_frame_alloc(3), pa = P + MB2 - 8 * PG;
+	CHECK(P != MM_NOFRAME, "no 1G frame");
+	struct mm_cursor c;
+	int err;
+	for (int round = 0; round < 2 && !fails; round++) {
+		CHECK(mm_lock(&c, &x.as, B - 2 * MB2, 2 * B) == MM_OK, "lock");
+		const struct { uint64_t va, len; const struct mm_status *st; } marks[] = {
+			{ va, 4 * PG, &pgr }, { va + 4 * PG, 4 * PG, &swp },
+			{ B - MB2, MB2, &res }, { B, B, &rx },
+		};
+		for (unsigned i = 0; i < 4; i++) {
+			CHECK(mm_mark(&c, marks[i].va, marks[i].len, marks[i].st) == MM_OK, "mark %u", i);
+			spec_mark(&x.s, marks[i].va, i == 3 ? 2 * MB2 : marks[i].len, marks[i].st);
+		}
+		mm_release(&c);
+		if (round == 1) {
+			/* a mapped page among the last pieces: MM_EEXIST */
+			uint64_t f = host_frame_alloc(1);
+			CHECK(mm_lock(&c, &x.as, B, B + MB2) == MM_OK, "lock");
+			CHECK(mm_map(&c, B + 22 * PG, f, 1, MM_PROT_R, 0) == MM_OK, "map blocker");
+			spec_map(&x.s, B + 22 * PG, f, PG, MM_PROT_R, 0);
+			mm_release(&c);
+			maprange_try(&x, va, pa, len, 0, &err);
+			CHECK(err == MM_EEXIST, "map_range over a mapped page: %s", mm_strerror(err));
+			break;
+		}
+		/* out of memory at each allocation in turn */
+		long k;
+		for (k = 1; !fails; k++) {
+			maprange_try(&x, va, pa, len, k, &err);
+			if (err == MM_OK)
+				break;
+			CHECK(err == MM_ENOMEM, "map_range: %s", mm_strerror(err));
+		}
+		printf("maprange: %ld allocation points failed and recovered\n", k - 1);
+		CHECK(k > 1, "map_range never ran out of memory");
+		CHECK(mm_lock(&c, &x.as, B - 2 * MB2, B + MB2) == MM_OK, "lock");
+		CHECK(mm_unmap(&c, va, len) == MM_OK, "unmap");   /* releases [pa, pa + len) */
+		spec_unmap(&x.s, va, len);
+		mm_release(&c);
+	}
+	for (uint64_t o = 0; o < (1ull << 30); o += PG)
+		if (P + o < pa || P + o >= pa + len)
+			host_frame_free(P + o, 1);
+	CHECK(mm_lock(&c, &x.as, B, 2 * B) == MM_OK, "lock");
+	CHECK(mm_unmap(&c, B, B) == MM_OK, "unmap blocker");
+	spec_unmap(&x.s, B, 2 * MB2);
+	mm_release(&c);
+	spec_free(&x.s);
+	end_as(&x.as);
+	host_pool_enable(true);
+}
+
+/* ---- adbits: accessed/dirty bits survive splits and racing updates ---- */
+
+static uint64_t ld(uint64_t *e) { return __atomic_load_n(e, __ATOMIC_ACQUIRE); }
+
+/* Every 4 KiB leaf of [va, va + 2M) except skip has all of `bits`; counts
+ * those that do not. */
+static int leaves_missing(struct mm_as *as, uint64_t va, uint64_t skip, uint64_t bits)
+{
+	int missing = 0;
+	for (unsigned j = 0; j < 512; j++) {
+		unsigned lv;
+		uint64_t p = va + j * PG;
+		uint64_t *e = leaf_of(as, p, &lv);
+		if (p == skip)
+			continue;
+		if (!e || lv != 1 || (ld(e) & bits) != bits)
+			missing++;
+	}
+	return missing;
+}
+
+/* The simulated hardware A/D update: what an MMU walker does to a live
+ * leaf (an atomic compare-and-swap that sets the bits only while the entry
+ * is still that leaf). */
+struct hw_setter {
+	uint64_t *volatile slot;   /* the huge leaf's entry */
+	uint64_t bits;
+	_Atomic unsigned go, armed, done;
+	_Atomic long delay_ns;
+	_Atomic int stop, result;  /* result: 1 bits set on the leaf, 2 no leaf any more */
+};
+
+static long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void *hw_setter_main(void *arg)
+{
+	struct hw_setter *h = arg;
+	unsigned seen = 0;
+	while (!atomic_load(&h->stop)) {
+		unsigned g = atomic_load(&h->go);
+		if (g == seen) {
+			sched_yield();
+			continue;
+		}
+		seen = g;
+		atomic_store(&h->armed, g);
+		long until = now_ns() + atomic_load(&h->delay_ns);
+		while (now_ns() < until)
+			;
+		int r;
+		for (;;) {
+			uint64_t e = __atomic_load_n(h->slot, __ATOMIC_ACQUIRE);
+			if (!A->present(e) || !A->is_leaf(e, 2)) {
+				r = 2;
+				break;
+			}
+			if (__atomic_compare_exchange_n(h->slot, &e, e | h->bits, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				r = 1;
+				break;
+			}
+		}
+		atomic_store(&h->result, r);
+		atomic_store(&h->done, g);
+	}
+	return NULL;
+}
+
+static void t_adbits(long steps)
+{
+	struct ctx x;
+	new_as(&x.as);
+	uint64_t B = 1ull << 30;
+	spec_init(&x.s, B, 4 * 512);
+	const unsigned RW = MM_PROT_R | MM_PROT_W | MM_PROT_U;
+	uint64_t Abit = ad_bit(false), Dbit = ad_bit(true), AD = Abit | Dbit;
+	CHECK(Abit && Dbit, "arch has no A/D bits");
+	struct mm_cursor c;
+	unsigned lv;
+	uint64_t hpa[3];
+
+	/* A huge leaf with A (and D) set, cut by protect, unmap, make_cow:
+	 * every piece keeps the bits, none are invented. */
+	CHECK(mm_lock(&c, &x.as, B, B + 3 * MB2) == MM_OK, "lock");
+	for (int i = 0; i < 3; i++) {
+		hpa[i] = host_frame_alloc(2);
+		CHECK(mm_map(&c, B + i * MB2, hpa[i], 2, RW, 0) == MM_OK, "map huge %d", i);
+		spec_map(&x.s, B + i * MB2, hpa[i], MB2, RW, 0);
+	}
+	mm_release(&c);
+	for (int i = 0; i < 3; i++) {
+		uint64_t *e = leaf_of(&x.as, B + i * MB2, &lv);
+		CHECK(e && lv == 2, "huge leaf %d", i);
+		__atomic_fetch_or(e, i == 2 ? Abit : AD, __ATOMIC_ACQ_REL);
+	}
+	CHECK(mm_lock(&c, &x.as, B, B + 3 * MB2) == MM_OK, "lock");
+	CHECK(mm_protect(&c, B + 5 * PG, PG, MM_PROT_R) == MM_OK, "protect in huge");
+	spec_protect(&x.s, B + 5 * PG, PG, MM_PROT_R);
+	CHECK(mm_unmap(&c, B + MB2 + 7 * PG, PG) == MM_OK, "unmap in huge");
+	spec_unmap(&x.s, B + MB2 + 7 * PG, PG);
+	CHECK(mm_make_cow(&c, B + 2 * MB2 + 9 * PG, PG) == MM_OK, "make_cow in huge");
+	spec_make_cow(&x.s, B + 2 * MB2 + 9 * PG, PG);
+	mm_release(&c);
+	int m0 = leaves_missing(&x.as, B, ~0ull, AD);
+	int m1 = leaves_missing(&x.as, B + MB2, B + MB2 + 7 * PG, AD);
+	int m2 = leaves_missing(&x.as, B + 2 * MB2, ~0ull, Abit);
+	CHECK(!m0, "protect split: %d of 512 pieces lost A/D", m0);
+	CHECK(!m1, "unmap split: %d of 511 pieces lost A/D", m1);
+	CHECK(!m2, "make_cow split: %d of 512 pieces lost A", m2);
+	uint64_t *e = leaf_of(&x.as, B + 2 * MB2 + 100 * PG, &lv);
+	CHECK(e && !(ld(e) & Dbit), "make_cow split invented D");
+	check_wf(&x.as, "splits");
+	check_window(&x.as, &x.s, "splits");
+	CHECK(mm_lock(&c, &x.as, B, B + 3 * MB2) == MM_OK, "lock");
+	CHECK(mm_unmap(&c, B, 3 * MB2) == MM_OK, "unmap all");
+	spec_unmap(&x.s, B, 3 * MB2);
+	mm_release(&c);
+
+	/* A simulated MMU sets A and D on a huge leaf at a random moment while
+	 * a protect splits it: when the bits reached the leaf, every piece
+	 * must have them, whichever side of the split they landed on. */
+	struct hw_setter h = { .bits = AD };
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, hw_setter_main, &h) == 0, "thread");
+	long span = 20000, on_leaf = 0, too_late = 0, lost = 0;
+	uint64_t hb = B + MB2;
+	for (long it = 0; it < steps && lost < 5; it++) {
+		uint64_t p = host_frame_alloc(2);
+		CHECK(mm_lock(&c, &x.as, hb, hb + MB2) == MM_OK, "lock");
+		CHECK(mm_map(&c, hb, p, 2, RW, 0) == MM_OK, "map huge");
+		mm_release(&c);
+		h.slot = leaf_of(&x.as, hb, &lv);
+		atomic_store(&h.delay_ns, (long)rndn((uint64_t)span));
+		atomic_store(&h.result, 0);
+		unsigned g = (unsigned)it + 1;
+		atomic_store(&h.go, g);
+		while (atomic_load(&h.armed) != g)
+			;
+		long t0 = now_ns();
+		CHECK(mm_lock(&c, &x.as, hb, hb + MB2) == MM_OK, "lock");
+		CHECK(mm_protect(&c, hb + 9 * PG, PG, MM_PROT_R) == MM_OK, "protect");
+		mm_release(&c);
+		long took = now_ns() - t0;
+		span = 4 * (took > 1000 ? took : 1000);
+		while (atomic_load(&h.done) != g)
+			sched_yield();
+		if (atomic_load(&h.result) == 1) {
+			on_leaf++;
+			int m = leaves_missing(&x.as, hb, ~0ull, AD);
+			lost += m != 0;
+			CHECK(!m, "iteration %ld: A/D set on the leaf, lost in %d pieces", it, m);
+		} else {
+			too_late++;
+		}
+		CHECK(mm_lock(&c, &x.as, hb, hb + MB2) == MM_OK, "lock");
+		CHECK(mm_unmap(&c, hb, MB2) == MM_OK, "unmap");
+		mm_release(&c);
+		host_rcu_poll();
+	}
+	atomic_store(&h.stop, 1);
+	pthread_join(th, NULL);
+	printf("adbits: %ld races: bits reached the leaf in %ld (lost in %ld), came after the split in %ld\n",
+	       steps, on_leaf, lost, too_late);
+	check_wf(&x.as, "adbits");
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -926,7 +1261,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unknown arch or protocol\n");
 		return 2;
 	}
-	bool big = !strcmp(test, "huge") || !strcmp(test, "kernel");
+	bool big = !strcmp(test, "huge") || !strcmp(test, "kernel") || !strcmp(test, "maprange");
 	host_init(big ? (size_t)1 << 19 : (size_t)1 << 15);
 	if (!strcmp(test, "arch"))
 		t_arch();
@@ -950,6 +1285,12 @@ int main(int argc, char **argv)
 		t_pager();
 	else if (!strcmp(test, "kernel"))
 		t_kernel();
+	else if (!strcmp(test, "lockoom"))
+		t_lockoom();
+	else if (!strcmp(test, "maprange"))
+		t_maprange();
+	else if (!strcmp(test, "adbits"))
+		t_adbits(steps > 500 ? 500 : steps);
 	else {
 		fprintf(stderr, "unknown test %s\n", test);
 		return 2;

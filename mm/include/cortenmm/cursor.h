@@ -52,7 +52,9 @@ struct mm_cursor {
 /* Lock [start, end) of as. end exclusive, both 4 KiB aligned, start < end,
  * inside [as->lo, as->last].
  * MM_OK; MM_EALIGN, MM_ERANGE, MM_EOUTSIDE (nothing held); MM_ENOMEM
- * (adv could not create a PT page on its path; nothing held). */
+ * (adv or vma could not create a PT page on its path; nothing held, and the
+ * PT pages it added on the way are removed again where nobody has put
+ * anything into them meanwhile). */
 int mm_lock(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t end);
 
 /* Commit and drop the cursor (see contract above). Cannot fail. */
@@ -73,8 +75,10 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	   unsigned prot, unsigned flags);
 
 /* Map [va, va+len) -> [pa, pa+len) with the largest pages alignment and the
- * arch allow (kernel direct map, kernel image). Same errors as mm_map; on
- * failure the pages mapped so far by this call are unmapped again. */
+ * arch allow (kernel direct map, kernel image); each page's status
+ * (invalid, reserved, swapped, pager) is replaced. Same errors as mm_map;
+ * on failure nothing changed: every page is checked and every table built
+ * before the first page is mapped. */
 int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
 		 unsigned prot);
 
@@ -96,8 +100,8 @@ int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
  * the permissions prot (MM_PROT_R/W/X only, R included; each page keeps
  * its U and G bits). COW pages get prot as their logical permissions and
  * stay read-only in hardware; swapped and invalid pages are untouched.
- * Huge leaves and statuses cut by the range are split (A/D bits of a split
- * huge leaf are not carried over). A/D bits of rewritten leaves are kept;
+ * Huge leaves and statuses cut by the range are split (each piece of a
+ * split huge leaf keeps its A/D bits). A/D bits of rewritten leaves are kept;
  * every leaf whose entry changed is flushed at commit (so a downgrade is
  * gone from every hart's TLB when mm_release returns).
  * MM_OK; MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED, MM_EPROT (no R or bits other
