@@ -1231,7 +1231,7 @@ static void t_adbits(long steps)
 	atomic_store(&h.stop, 1);
 	pthread_join(th, NULL);
 	printf("adbits: %ld races: bits reached the leaf in %ld (lost in %ld), came after the split in %ld\n",
-	       steps, on_leaf, lost, too_late);
+	       on_leaf + too_late, on_leaf, lost, too_late);
 	check_wf(&x.as, "adbits");
 	spec_free(&x.s);
 	end_as(&x.as);
