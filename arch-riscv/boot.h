@@ -1,4 +1,4 @@
-/* Facts entry.S leaves for C: the Sv48 probe result and the trampoline. */
+/* Facts entry.S leaves for C: the Sv48/Sv57 probe results and the trampoline. */
 #ifndef ARCH_RISCV_BOOT_H
 #define ARCH_RISCV_BOOT_H
 
@@ -6,6 +6,8 @@
 
 /* Nonzero when satp accepted Sv48 during the probe in entry.S. */
 extern uint64_t boot_satp_sv48_ok;
+/* Nonzero when satp accepted Sv57 during the probe in entry.S. */
+extern uint64_t boot_satp_sv57_ok;
 /* Sv39 trampoline satp: the low 256 GiB 1:1 plus the kernel's gigabyte at
  * its link address. Secondary harts run on it until they load the kernel
  * page table. */

@@ -3,12 +3,45 @@
  *
  * The trampoline (Sv39, gigapages) maps the low 256 GiB 1:1, so early C code
  * can read the DTB wherever the firmware put it, plus the kernel's gigabyte
- * at its link address. It also serves as the probe for Sv48: a one-entry
- * Sv48 root that points both halves at the Sv39 table maps the same pages,
- * so writing it to satp is harmless whether or not the hart accepts it. */
+ * at its link address. It also serves as the probe for Sv48 and Sv57: an
+ * Sv48 root whose first and last entries point at the Sv39 table maps the
+ * same pages, and so does an Sv57 root whose first and last entries point
+ * at that Sv48 root, so writing either to satp is harmless whether or not
+ * the hart accepts it. */
 
 #define PTE_V 0x01
 #define PTE_LEAF_RWX_AD 0xcf     /* V R W X A D */
+
+/* Probe one paging mode: point entries 0 and 511 of the empty page `root`
+ * at the table `child` (one level down, mapping what the trampoline maps),
+ * write satp = MODE `mode` with that root, and set the dword `flag` to 1 if
+ * satp kept the mode. Leaves satp on the probe root when it was accepted.
+ * Clobbers t1-t4. */
+.macro PROBE_SATP root, child, mode, flag
+	lla	t1, \child
+	lla	t4, \root
+	srli	t2, t1, 12
+	slli	t2, t2, 10
+	ori	t2, t2, PTE_V
+	sd	t2, 0(t4)
+	li	t3, 511*8
+	add	t3, t3, t4
+	sd	t2, 0(t3)
+	srli	t1, t4, 12
+	li	t2, \mode
+	slli	t2, t2, 60
+	or	t1, t1, t2
+	csrw	satp, t1
+	sfence.vma
+	csrr	t1, satp
+	srli	t1, t1, 60
+	li	t2, \mode
+	bne	t1, t2, 8f
+	li	t1, 1
+	lla	t3, \flag
+	sd	t1, 0(t3)
+8:
+.endm
 
 	.section .text.entry, "ax"
 	.globl _start
@@ -72,30 +105,9 @@ _start:
 	add	t5, t5, t0
 	sd	t4, 0(t5)
 
-	/* Sv48 probe root: entries 0 and 511 point at the Sv39 table. */
-	lla	t1, boot_pt_sv48_probe
-	srli	t2, t0, 12
-	slli	t2, t2, 10
-	ori	t2, t2, PTE_V
-	sd	t2, 0(t1)
-	li	t3, 511*8
-	add	t3, t3, t1
-	sd	t2, 0(t3)
+	PROBE_SATP boot_pt_sv48_probe, boot_pt_sv39, 9, boot_satp_sv48_ok
+	PROBE_SATP boot_pt_sv57_probe, boot_pt_sv48_probe, 10, boot_satp_sv57_ok
 
-	srli	t1, t1, 12
-	li	t2, 9
-	slli	t2, t2, 60
-	or	t1, t1, t2
-	csrw	satp, t1
-	sfence.vma
-	csrr	t1, satp
-	srli	t1, t1, 60
-	li	t2, 9
-	lla	t3, boot_satp_sv48_ok
-	bne	t1, t2, 4f
-	li	t1, 1
-	sd	t1, 0(t3)
-4:
 	/* Trampoline satp (Sv39) for this and the secondary harts. */
 	srli	t1, t0, 12
 	li	t2, 8
@@ -153,17 +165,20 @@ _start_secondary:
 boot_claimed:
 	.word	0
 	.balign 8
-	.globl kernel_va_pa_offset, boot_satp_sv48_ok, boot_satp_tramp, phys_map_base
+	.globl kernel_va_pa_offset, boot_satp_sv48_ok, boot_satp_sv57_ok
+	.globl boot_satp_tramp, phys_map_base
 kernel_va_pa_offset:	.dword 0
 phys_map_base:		.dword 0
 boot_satp_sv48_ok:	.dword 0
+boot_satp_sv57_ok:	.dword 0
 boot_satp_tramp:	.dword 0
 
 	.section .bss.boot_pt, "aw", @nobits
 	.balign 4096
-	.globl boot_pt_sv39, boot_pt_sv48_probe
+	.globl boot_pt_sv39, boot_pt_sv48_probe, boot_pt_sv57_probe
 boot_pt_sv39:		.skip 4096
 boot_pt_sv48_probe:	.skip 4096
+boot_pt_sv57_probe:	.skip 4096
 
 	.section .bss.boot_stack, "aw", @nobits
 	.balign 16

@@ -4,7 +4,7 @@
  *   0xffffffc000000000 .. +254 GiB          direct map: PA p at DIRECT_MAP_BASE + p
  *   0xffffffff80000000 .. top               kernel image, linked at +0x200000
  *
- * Both ranges are canonical in Sv39 and in Sv48, so the layout does not
+ * Both ranges are canonical in Sv39, Sv48 and Sv57, so the layout does not
  * depend on the paging mode chosen at boot. */
 #ifndef ARCH_RISCV_MEMLAYOUT_H
 #define ARCH_RISCV_MEMLAYOUT_H

@@ -23,6 +23,7 @@
 #define SATP_MODE_BARE  0UL
 #define SATP_MODE_SV39  8UL
 #define SATP_MODE_SV48  9UL
+#define SATP_MODE_SV57  10UL
 
 #define csr_read(csr) ({ unsigned long __v; \
 	__asm__ volatile("csrr %0, " #csr : "=r"(__v) :: "memory"); __v; })

@@ -6,14 +6,16 @@
 
 #include <stdint.h>
 #include <cortenmm/mm.h>
+#include "paging.h"
 #include "riscv.h"
 
 #define SATP_ASID_SHIFT 44
 
-/* satp selecting `as` (Sv39 for 3 levels, Sv48 for 4) tagged with asid. */
+/* satp selecting `as` (the paging mode with `levels` levels, one the
+ * kernel has: riscv_paging_by_levels) tagged with asid. */
 static inline uint64_t arch_user_satp(const struct mm_as *as, unsigned levels, uint16_t asid)
 {
-	uint64_t mode = levels == 4 ? SATP_MODE_SV48 : SATP_MODE_SV39;
+	uint64_t mode = riscv_paging_by_levels((int)levels)->satp_mode;
 	return (mode << SATP_MODE_SHIFT) | ((uint64_t)asid << SATP_ASID_SHIFT) |
 	       (mm_as_root_pa(as) >> 12);
 }

@@ -1,14 +1,16 @@
-/* /chosen/bootargs: "[paging=sv39|sv48] [mm=adv|rw|vma] [timer=sbi|sstc]
+/* /chosen/bootargs: "[paging=sv39|sv48|sv57] [mm=adv|rw|vma] [timer=sbi|sstc]
  * [-- command line]".
  * The command is everything after the first "--" word, spaces included. */
 #include <patina/errno.h>
 #include "kernel.h"
 #include "kstring.h"
+#include "paging.h"
 #include "printk.h"
 
 const char *paging_name(int levels)
 {
-	return levels == 4 ? "sv48" : levels == 3 ? "sv39" : "bare";
+	const struct riscv_paging *mode = riscv_paging_by_levels(levels);
+	return mode ? mode->name : "bare";
 }
 
 const char *mm_name(enum mm_mode m)
@@ -45,10 +47,8 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 			out->command = last ? p : p + 1;
 			return err;
 		}
-		if (!strcmp(w, "paging=sv39")) {
-			out->paging_levels = 3;
-		} else if (!strcmp(w, "paging=sv48")) {
-			out->paging_levels = 4;
+		if (str_starts_with(w, "paging=") && riscv_paging_by_name(w + 7)) {
+			out->paging_levels = riscv_paging_by_name(w + 7)->levels;
 		} else if (!strcmp(w, "mm=adv")) {
 			out->mm = MM_ADV, out->mm_set = 1;
 		} else if (!strcmp(w, "mm=rw")) {

@@ -7,7 +7,7 @@
 enum mm_mode { MM_ADV, MM_RW, MM_VMA };
 
 struct boot_config {
-	int paging_levels;          /* 3 = Sv39, 4 = Sv48, as running */
+	int paging_levels;          /* 3 = Sv39, 4 = Sv48, 5 = Sv57, as running */
 	enum mm_mode mm;
 	const char *command;        /* after " -- ", or NULL for the shell */
 	uint64_t kernel_satp;       /* satp of the kernel page table */
@@ -18,7 +18,7 @@ extern struct boot_config boot_config;
 const char *paging_name(int levels);
 const char *mm_name(enum mm_mode m);
 
-/* Parse /chosen/bootargs (see bootargs.c): paging=sv39|sv48, mm=adv|rw|vma,
+/* Parse /chosen/bootargs (see bootargs.c): paging=sv39|sv48|sv57, mm=adv|rw|vma,
  * timer=sbi|sstc, then optionally "-- command line". Unknown words are reported in
  * warn (a message or "") and otherwise ignored. Returns 0 or -E_INVAL for
  * a malformed known option (also reported in warn). `args` is modified:

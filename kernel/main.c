@@ -11,6 +11,7 @@
 #include "kstring.h"
 #include "memmap.h"
 #include "mm_platform.h"
+#include "paging.h"
 #include "panic.h"
 #include "printk.h"
 #include "riscv.h"
@@ -23,15 +24,17 @@ struct boot_config boot_config;
 static char bootargs_buf[BI_ARGS_LEN];
 extern char boot_stack[], boot_stack_top[];
 
-/* Paging mode: the request if the hart accepts it, else the best it has. */
+/* Paging mode: the request if the hart accepts it, else the default
+ * (Sv48 if accepted, else Sv39; Sv57 only on request). */
 static int choose_paging(int requested)
 {
-	int best = boot_satp_sv48_ok ? 4 : 3;
-	if (requested == 4 && !boot_satp_sv48_ok) {
-		printk("patina: paging sv48 not supported, using sv39\n");
-		return 3;
+	int dflt = riscv_paging_default();
+	if (requested && !riscv_paging_accepted(requested)) {
+		printk("patina: paging %s not supported, using %s\n",
+		       paging_name(requested), paging_name(dflt));
+		return dflt;
 	}
-	return requested ? requested : best;
+	return requested ? requested : dflt;
 }
 
 /* kernel/mk/mkinit.c: start init (the user shell runs the command). */

@@ -3,6 +3,7 @@
  * preemption = interrupts off, RCU from rcu.c, TLB shootdown by SBI RFENCE. */
 #include <patina/errno.h>
 #include "mm_platform.h"
+#include "paging.h"
 #include "cortenmm/cursor.h"
 #include "cpu.h"
 #include "frame.h"
@@ -125,10 +126,11 @@ static int kmap_range(uint64_t va, paddr_t pa, uint64_t len, unsigned prot)
 
 int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp)
 {
-	const struct pt_arch *arch = levels == 4 ? &mm_arch_sv48 : &mm_arch_sv39;
+	const struct riscv_paging *mode = riscv_paging_by_levels(levels);
 	const struct mm_protocol *proto = mm_proto_by_name(mm_name(mm));
-	if ((levels != 3 && levels != 4) || !proto)
+	if (!mode || !proto)
 		return MM_EINVAL;
+	const struct pt_arch *arch = mode->arch;
 	for (int i = 0; i < bi->nmem; i++) {
 		paddr_t end = bi->mem[i].base + bi->mem[i].size;
 		if (end < bi->mem[i].base || end > DIRECT_MAP_SIZE)

@@ -216,7 +216,7 @@ KTEST(10, bootargs_parse)
 	if (bootargs_parse(a3, &ba, warn, sizeof warn) || ba.paging_levels != 4 ||
 	    ba.mm != MM_VMA || ba.command)
 		return KFAIL("case 3 parsed wrong");
-	char a4[] = "paging=sv57 -- x--y -- z";
+	char a4[] = "paging=sv64 -- x--y -- z";
 	if (bootargs_parse(a4, &ba, warn, sizeof warn) != -E_INVAL || !warn[0] ||
 	    !ba.command || strcmp(ba.command, "x--y -- z"))
 		return KFAIL("case 4 parsed wrong");

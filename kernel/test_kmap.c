@@ -7,6 +7,7 @@
 #include "memlayout.h"
 #include "mm_platform.h"
 #include "cortenmm/cursor.h"
+#include "paging.h"
 #include "riscv.h"
 #include "usatp.h"
 
@@ -16,7 +17,7 @@ KTEST(10, kmap_satp_mode)
 {
 	uint64_t satp = csr_read(satp);
 	uint64_t mode = satp >> SATP_MODE_SHIFT;
-	uint64_t want = boot_config.paging_levels == 4 ? SATP_MODE_SV48 : SATP_MODE_SV39;
+	uint64_t want = riscv_paging_by_levels(boot_config.paging_levels)->satp_mode;
 	if (mode != want)
 		return KFAIL("satp mode %lu, banner says %s", (unsigned long)mode,
 			     paging_name(boot_config.paging_levels));

@@ -25,7 +25,7 @@ EXIT_TIMEOUT = 124
 EXIT_BROKEN = 125
 
 BANNER_RE = re.compile(
-    r"^patina: (\d+) harts, (sv39|sv48), (\d+) MiB, mm=(adv|rw|vma)\s*$")
+    r"^patina: (\d+) harts, (sv39|sv48|sv57), (\d+) MiB, mm=(adv|rw|vma)\s*$")
 EXIT_RE = re.compile(r"^patina: exit (-?\d+)\s*$")
 SELFTEST_RE = re.compile(r"^selftest: (\d+) passed, (\d+) failed\s*$")
 
@@ -35,7 +35,7 @@ def add_boot_args(p):
     p.add_argument("--kernel", required=True, help="path to patina.elf")
     p.add_argument("--smp", type=int, default=4)
     p.add_argument("--mem", default="512M")
-    p.add_argument("--paging", choices=["sv39", "sv48"])
+    p.add_argument("--paging", choices=["sv39", "sv48", "sv57"])
     p.add_argument("--mm", choices=["adv", "rw", "vma"], default="adv")
     p.add_argument("--icount", action="store_true")
     p.add_argument("--gdb", action="store_true")

@@ -1,10 +1,12 @@
-/* RISC-V Sv39 and Sv48 paging trait tables (privileged spec 1.12, 4.4/4.5).
+/* RISC-V Sv39, Sv48 and Sv57 paging trait tables (privileged spec 1.12,
+ * 4.4-4.6).
  * PTE: V R W X U G A D in bits 0..7, PPN in bits 10..53. A present entry
  * with R=W=X=0 points to the next level. The MMU sets A and D itself
  * (PLATFORM.md), so leaves are made without them and the core treats A/D
  * as hardware-owned bits of live entries. */
 #include "cortenmm/pt_arch.h"
 #include "cortenmm/status.h"
+#include "sv.h"
 
 #define SV_V (1ull << 0)
 #define SV_R (1ull << 1)
@@ -63,8 +65,8 @@ static unsigned sv_prot(uint64_t pte)
 static bool sv_accessed(uint64_t pte) { return pte & SV_A; }
 static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 
-/* Sv39 and Sv48 share the PTE format and differ only in the number of
- * levels and the VA width; the user half is the low canonical half, the
+/* Sv39, Sv48 and Sv57 share the PTE format and differ only in the number
+ * of levels and the VA width; the user half is the low canonical half, the
  * kernel half the high one. */
 #define SV_ARCH(nm, lv, vb)                                                     \
 	{                                                                       \
@@ -79,6 +81,8 @@ static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 
 const struct pt_arch mm_arch_sv39 = SV_ARCH("sv39", 3, 39);
 
-/* Sv48 also allows 512 GiB leaves at level 4; we do not offer them (the
- * other arches have no equivalent and nothing here needs them). */
+/* Sv48 also allows 512 GiB leaves at level 4, and Sv57 256 TiB leaves at
+ * level 5; we do not offer them (the other arches have no equivalent and
+ * nothing here needs them). */
 const struct pt_arch mm_arch_sv48 = SV_ARCH("sv48", 4, 48);
+const struct pt_arch mm_arch_sv57 = SV_ARCH("sv57", 5, 57);

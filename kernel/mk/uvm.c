@@ -15,6 +15,7 @@
 #include "rcu.h"
 #include "mm_platform.h"
 #include "usatp.h"
+#include "paging.h"
 #include "uvm_frames.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
@@ -304,7 +305,7 @@ int uvm_init(void)
 			fi_dir[c] = phys_to_virt(pa);
 		}
 	}
-	uarch = boot_config.paging_levels == 4 ? &mm_arch_sv48 : &mm_arch_sv39;
+	uarch = riscv_paging_by_levels(boot_config.paging_levels)->arch;
 	uproto = kernel_as.proto;    /* the protocol the boot line chose (kmap_build) */
 	user_top = uarch->user_last + 1;
 	/* ASID probe: how many bits does satp keep? */

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Lines of code of the CortenMM core, its protocols and arch tables:
-non-blank lines that are not only comment (C /* */ and //)."""
+"""Lines of code of the CortenMM core, its protocols, every registered
+paging table and the host tests: non-blank lines that are not only comment
+(C /* */ and //)."""
 import re
 import sys
 from pathlib import Path
@@ -15,10 +16,24 @@ GROUPS = [
     ("public headers (mm/include/cortenmm)", sorted(str(p.relative_to(ROOT)) for p in (ROOT / "mm/include/cortenmm").glob("*.h"))),
     ("protocol adv", ["mm/core/proto_adv.c"]),
     ("protocol rw", ["mm/core/proto_rw.c"]),
-    ("arch: RISC-V Sv39 + Sv48", ["arch-riscv/pt/sv.c"]),
-    ("arch: x86-64", ["arch-x86/x86_64.c"]),
     ("host tests (tests/host/*.c *.h)", sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests/host").glob("*.[ch]"))),
 ]
+
+
+def table_groups():
+    """One group per registered paging table folder: an arch-*/ folder whose
+    meson.build adds names to pt_names; its C files and headers."""
+    groups = []
+    for build in sorted(ROOT.glob("arch-*/**/meson.build")):
+        names = []
+        for m in re.finditer(r"pt_names\s*\+=\s*\[([^\]]*)\]", build.read_text()):
+            names += re.findall(r"'([^']+)'", m.group(1))
+        if names:
+            folder = build.parent
+            files = sorted(str(p.relative_to(ROOT)) for p in folder.glob("*.[ch]"))
+            groups.append(("table %s (%s)" % (folder.relative_to(ROOT), ", ".join(names)),
+                           files))
+    return groups
 
 
 def sloc(text):
@@ -28,7 +43,7 @@ def sloc(text):
 
 
 def main():
-    for name, files in GROUPS:
+    for name, files in GROUPS[:-1] + table_groups() + GROUPS[-1:]:
         n = sum(sloc((ROOT / f).read_text()) for f in files)
         print(f"{n:6d}  {name}")
     return 0

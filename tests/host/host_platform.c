@@ -513,14 +513,3 @@ const struct mm_platform host_plat = {
 	.tlb_flush = h_tlb_flush,
 	.panic = host_panic,
 };
-
-const struct pt_arch *mm_arch_by_name(const char *name)
-{
-	if (!strcmp(name, "sv39"))
-		return &mm_arch_sv39;
-	if (!strcmp(name, "sv48"))
-		return &mm_arch_sv48;
-	if (!strcmp(name, "x86_64"))
-		return &mm_arch_x86_64;
-	return NULL;
-}

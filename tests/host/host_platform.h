@@ -80,7 +80,4 @@ void host_tlb_poll(void);
 /* Seeded bug: a protocol that takes no locks (proto_nolock.c). */
 extern const struct mm_protocol host_proto_nolock;
 
-/* Defined here for all host programs (declared in cortenmm/mm.h). */
-const struct pt_arch *mm_arch_by_name(const char *name);
-
 #endif

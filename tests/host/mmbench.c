@@ -1,13 +1,13 @@
 /* mmbench: the five microbenchmarks of ARCHITECTURE.md section 5, run on
  * the host, one thread per "hart".
  *   mmbench [--bench mmap|mmap-pf|pf|unmap-virt|unmap|all]
- *           [--arch sv39|sv48|x86_64] [--mm PROTOCOL|linux] [--threads N]
+ *           [--arch A] [--mm PROTOCOL|linux] [--threads N]
  *           [--ops N] [--seed N] [--overlap low|high]
  * --mm names a locking protocol of the CortenMM core (adv, rw, any other
  * mm_proto_by_name knows), which then runs on the host platform; --mm linux
  * runs the same workloads on the host kernel's own mmap, munmap and page
  * faults, as the outside anchor (--arch is then not used; "paging" says
- * the host's machine).
+ * the host's machine). A is any registered paging table: mmbench --list-arch.
  *
  * As the paper's artifact: each thread does --ops requests (default 32),
  * all start together on a flag, and the time of the second half counts
@@ -36,6 +36,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* sched_setaffinity, MAP_FIXED_NOREPLACE */
 #endif
+#include "arch_registry.h"
 #include "host_platform.h"
 #include "testutil.h"
 
@@ -546,15 +547,18 @@ static void plan_pinning(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: mmbench [--bench mmap|mmap-pf|pf|unmap-virt|unmap|all] "
-			"[--arch sv39|sv48|x86_64] [--mm PROTOCOL|linux] [--threads N] [--ops N] "
+			"[--arch %s] [--mm PROTOCOL|linux] [--threads N] [--ops N] "
 			"[--seed N] [--overlap low|high]\n"
-			"  PROTOCOL: a locking protocol of the core (adv, rw, ...)\n");
+			"       mmbench --list-arch\n"
+			"  PROTOCOL: a locking protocol of the core (adv, rw, ...)\n", mm_arch_names());
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	const char *arch = "sv39", *mm = "adv", *bench = "all";
+	if (mm_arch_list_requested(argc, argv))
+		return 0;
 	for (int i = 1; i < argc; i += 2) {
 		if (i + 1 >= argc)
 			usage();

@@ -11,6 +11,7 @@
  * unique to the transaction (a pager tag) to make foreign changes visible.
  * At the end: tree == spec, tree well-formed, every frame back.
  * Exit 0 iff every check held. */
+#include "arch_registry.h"
 #include "host_platform.h"
 #include "spec.h"
 #include "testutil.h"
@@ -209,14 +210,17 @@ static void *worker(void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: mmstress --arch sv39|sv48|x86_64 --mm adv|rw|vma --threads N --ops N "
-			"--seed N --overlap low|high [--window PAGES]\n");
+	fprintf(stderr, "usage: mmstress --arch %s --mm adv|rw|vma --threads N --ops N "
+			"--seed N --overlap low|high [--window PAGES]\n"
+			"       mmstress --list-arch\n", mm_arch_names());
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	const char *arch = "sv39", *mm = "adv";
+	if (mm_arch_list_requested(argc, argv))
+		return 0;
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			usage();

@@ -1,8 +1,10 @@
 /* Suite 'mm': host tests of the CortenMM core against the atomic spec.
  *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|adbits>
  *           --arch A --mm P [--seed N] [--steps N]
+ *   test_mm --list-arch       (the registered paging tables, one a line)
  * Every test checks the tree's well-formedness after each step and that
  * every frame is back at the end. Exit 0 iff every check held. */
+#include "arch_registry.h"
 #include "host_platform.h"
 #include "spec.h"
 #include "testutil.h"
@@ -1239,8 +1241,11 @@ static void t_adbits(long steps)
 
 int main(int argc, char **argv)
 {
+	if (mm_arch_list_requested(argc, argv))
+		return 0;
 	if (argc < 2) {
-		fprintf(stderr, "usage: test_mm TEST --arch A --mm P [--seed N] [--steps N]\n");
+		fprintf(stderr, "usage: test_mm TEST --arch %s --mm P [--seed N] [--steps N]\n"
+			"       test_mm --list-arch\n", mm_arch_names());
 		return 2;
 	}
 	const char *test = argv[1], *arch = "sv39", *mm = "adv";

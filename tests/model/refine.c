@@ -1,6 +1,7 @@
 /* Exhaustive small-scope refinement test (P2, ARCHITECTURE.md section 6).
  *
- *   refine --arch sv39|sv48|x86_64 --mm rw|adv [--depth L] [--mutate]
+ *   refine --arch A --mm rw|adv|vma [--depth L] [--mutate]
+ *   refine --list-arch        (the registered paging tables A)
  *
  * On a tiny window of NPAGES 4 KiB pages that straddles a 1 GiB boundary
  * (so its two halves live under different root entries, and every level of
@@ -14,6 +15,7 @@
  * destroyed and every frame must be back. Prints how many sequences and
  * steps were checked. Exit 0 iff every check held. --mutate breaks the
  * spec on purpose (multi-page unmaps forgotten): the run must then fail. */
+#include "arch_registry.h"
 #include "host_platform.h"
 #include "spec.h"
 #include "testutil.h"
@@ -210,6 +212,8 @@ int main(int argc, char **argv)
 {
 	const char *arch = "sv39", *proto = "adv";
 	unsigned depth = 3;
+	if (mm_arch_list_requested(argc, argv))
+		return 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
 			arch = argv[++i];
@@ -220,7 +224,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--mutate"))
 			mutate = 1;
 		else {
-			fprintf(stderr, "usage: refine --arch sv39|sv48|x86_64 --mm rw|adv [--depth L] [--mutate]\n");
+			fprintf(stderr, "usage: refine --arch %s --mm rw|adv|vma [--depth L] [--mutate]\n"
+				"       refine --list-arch\n", mm_arch_names());
 			return 2;
 		}
 	}

@@ -1,7 +1,7 @@
 /* TLB-coherence harness (ARCHITECTURE.md section 6; the paper proves
  * nothing here).
  *
- *   tlb --arch sv39|sv48|x86_64 --mm rw|adv [--lazy | --threads T]
+ *   tlb --arch A --mm rw|adv|vma [--lazy | --threads T]
  *       [--steps N] [--seed N] [--mutate]
  *
  * NHARTS simulated harts share one address space. Each has a small TLB
@@ -32,6 +32,7 @@
  * replays
  * (TLB_DEBUG=1 in the environment prints every lock, map, unmap, flush and
  * release). */
+#include "arch_registry.h"
 #include "host_platform.h"
 #include "spec.h"
 #include "testutil.h"
@@ -429,6 +430,8 @@ int main(int argc, char **argv)
 	const char *arch = "sv39", *proto = "adv";
 	long steps = 20000;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	if (mm_arch_list_requested(argc, argv))
+		return 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
 			arch = argv[++i];
@@ -445,8 +448,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--mutate"))
 			mutate = 1;
 		else {
-			fprintf(stderr, "usage: tlb --arch A --mm P [--lazy | --threads T] [--steps N] "
-				"[--seed N] [--mutate]\n");
+			fprintf(stderr, "usage: tlb --arch %s --mm P [--lazy | --threads T] [--steps N] "
+				"[--seed N] [--mutate]\n       tlb --list-arch\n", mm_arch_names());
 			return 2;
 		}
 	}

@@ -111,9 +111,6 @@ extern const struct mm_protocol mm_proto_adv;
 extern const struct mm_protocol mm_proto_vma;
 /* "rw" / "adv" / "vma" -> table, NULL if unknown. */
 const struct mm_protocol *mm_proto_by_name(const char *name);
-/* "sv39" / "sv48" / "x86_64" -> table, NULL if unknown. Not in the core
- * (the kernel links only the RISC-V tables): defined in tests/host. */
-const struct pt_arch *mm_arch_by_name(const char *name);
 
 /* Create an empty address space whose transactions are confined to
  * [lo, last] (page aligned lo, last+1 page aligned or last = ~0). Allocates

@@ -1,7 +1,8 @@
 /* The paging trait table: everything the core needs to know about one
  * ISA's radix page table. The core never asks which ISA it runs on; it
- * only calls through this table. Instances: mm_arch_sv39, mm_arch_sv48
- * (arch-riscv/pt/), mm_arch_x86_64 (arch-x86/).
+ * only calls through this table. Instances live in their own folders
+ * (arch-riscv/pt/, arch-x86/), each registered by its folder's meson.build
+ * (docs/porting.md); the core names none of them.
  *
  * Levels are numbered from the leaves: level 1 entries map 4 KiB, level 2
  * entries 4 KiB << bits_per_level, ..., level `levels` is the root. */
@@ -16,10 +17,10 @@
 #define MM_MAX_LEVELS 5
 
 struct pt_arch {
-	const char *name;          /* "sv39", "sv48", "x86_64" */
-	unsigned levels;           /* 3 (Sv39) or 4 */
+	const char *name;          /* registry name, e.g. "sv39", "x86_64" */
+	unsigned levels;           /* 3 (Sv39) .. MM_MAX_LEVELS (Sv57) */
 	unsigned bits_per_level;   /* 9 everywhere here */
-	unsigned va_bits;          /* 39 or 48: addresses sign-extend bit va_bits-1 */
+	unsigned va_bits;          /* e.g. 39, 48, 57: addresses sign-extend bit va_bits-1 */
 	uint32_t leaf_levels;      /* bit L set: a leaf (page) may sit at level L */
 	uint64_t user_lo, user_last;    /* user half, inclusive bounds */
 	uint64_t kernel_lo, kernel_last;/* kernel half, inclusive bounds */
@@ -38,10 +39,6 @@ struct pt_arch {
 	bool (*accessed)(uint64_t pte);
 	bool (*dirty)(uint64_t pte);
 };
-
-extern const struct pt_arch mm_arch_sv39;
-extern const struct pt_arch mm_arch_sv48;
-extern const struct pt_arch mm_arch_x86_64;
 
 /* Span of one entry at level L (bytes): 4 KiB << (bits_per_level*(L-1)). */
 static inline unsigned pt_shift(const struct pt_arch *a, unsigned level)

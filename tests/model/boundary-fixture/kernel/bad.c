@@ -14,6 +14,8 @@ int peek(struct mm_as *as, unsigned long *table)
 		return 1;
 	unsigned long *root = (unsigned long *)mm_as_root_pa(as); /* BOUNDARY-EXPECT */
 	ent_store(root, 0); /* BOUNDARY-EXPECT */
+	if (e & TOY_VALID) /* BOUNDARY-EXPECT */
+		return 2;
 	return (int)(e & SV_D); /* BOUNDARY-EXPECT */
 }
 
