@@ -202,11 +202,66 @@ struct rop {
 	int err;
 };
 
+/* range_apply on entries i0..i1 of a real last-level page pg (first entry
+ * at base): the case every small mark and unmap ends in, kept cheap by
+ * reading the page's entry and status arrays once. It does exactly what
+ * the general loop below does for a last-level entry (never a table,
+ * always covered whole). */
+static void range_leaf(struct mm_cursor *c, struct rop *op, struct mm_page *pg, uint64_t base,
+		       unsigned i0, unsigned i1)
+{
+	const struct pt_arch *a = c->as->arch;
+	bool (*present)(uint64_t) = a->present;
+	uint64_t *pt = pg_ptes(c->as, pg);
+	uint64_t *m = pg_meta(c->as, pg);
+	bool meta_ready = m != 0;
+	uint64_t want = op->meta_new;
+	for (unsigned i = i0; i <= i1; i++) {
+		uint64_t pte = ent_load(&pt[i]);
+		uint64_t om = m ? m[i] : 0;
+		if (!present(pte)) {
+			if (om == want)
+				continue;                       /* already what we want */
+		} else if (!op->unmap) {
+			op->err = MM_EMAPPED;
+			return;
+		} else if (!op->dry) {
+			uint64_t eb = entry_base(a, base, 1, i);
+			slot_write(c, pg, i, 0, 0);
+			mm_cursor_flush_range(c, eb, eb + MM_PAGE_SIZE - 1);
+			if (op->release)
+				mm_cursor_release_frame(c, a->addr(pte, 1), 1);
+			om = m ? m[i] : 0;
+		}
+		if (want && !meta_ready) {
+			if (op->dry) {
+				op->need++;
+			} else {
+				ensure_meta(c, pg);
+				m = pg_meta(c->as, pg);
+			}
+			meta_ready = true;
+		}
+		if (op->dry)
+			continue;
+		/* slot_write(c, pg, i, 0, want) for a non-present entry */
+		if (want != om)
+			m[i] = want;
+		if (ent_load(&pt[i]))
+			ent_store(&pt[i], 0);
+		pg->nr_live = (uint16_t)(pg->nr_live + (want != 0) - (om != 0));
+	}
+}
+
 static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *n,
 			uint64_t lo, uint64_t hi)
 {
 	const struct pt_arch *a = c->as->arch;
 	unsigned L = n->level;
+	if (L == 1 && n->pg) {
+		range_leaf(c, op, n->pg, n->base, pt_index(a, lo, 1), pt_index(a, hi, 1));
+		return;
+	}
 	uint64_t sz = span_of(a, L);
 	bool meta_ready = n->pg ? n->pg->meta_pa != 0 : n->vmeta_alloc;
 	unsigned i0 = pt_index(a, lo, L), i1 = pt_index(a, hi, L);

@@ -96,15 +96,19 @@ retry:
 		if (i != pt_index(a, c->last, L) || mm_whole_entry(c, base, L, i))
 			break;
 		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
-		if (!is_table(a, e, L) && !a->present(e) && held != pg) {
+		bool present = a->present(e);
+		bool table = present && !a->is_leaf(e, L);   /* is_table: L > 1 here */
+		if (!present && held != pg) {
 			if (!lock_live(p, pg)) {
 				p->rcu_read_unlock();
 				goto retry;
 			}
 			held = pg;
 			e = ent_load(&pg_ptes(as, pg)[i]);
+			present = a->present(e);
+			table = present && !a->is_leaf(e, L);
 		}
-		if (is_table(a, e, L)) {
+		if (table) {
 			if (held == pg) {
 				mm_spin_unlock(p, &pg->lock);
 				held = 0;
@@ -114,7 +118,7 @@ retry:
 			L--;
 			continue;
 		}
-		if (a->present(e))
+		if (present)
 			break;                  /* huge leaf: pg covers the range */
 		uint64_t m = slot_meta(as, pg, i);
 		if (mm_resv_fill(c, m ? 2 : 1)) {
