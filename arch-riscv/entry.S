@@ -146,6 +146,12 @@ _start_secondary:
 	ld	t0, 0(t0)
 	jr	t0
 .Lsec_high:
+	/* The kernel page table first: the struct cpu and the stack live in
+	 * the direct map, which the trampoline does not map. */
+	lla	t0, boot_satp_kernel
+	ld	t0, 0(t0)
+	csrw	satp, t0
+	sfence.vma
 	mv	tp, a1
 	ld	sp, 0(tp)
 	li	s0, 0
@@ -172,6 +178,8 @@ phys_map_base:		.dword 0
 boot_satp_sv48_ok:	.dword 0
 boot_satp_sv57_ok:	.dword 0
 boot_satp_tramp:	.dword 0
+	.globl boot_satp_kernel
+boot_satp_kernel:	.dword 0      /* kernel page table satp, set by harts_init */
 
 	.section .bss.boot_pt, "aw", @nobits
 	.balign 4096

@@ -9,7 +9,6 @@
 
 #define BI_MAX_MEM   16
 #define BI_MAX_RESV  32
-#define BI_MAX_CPUS  64
 #define BI_ARGS_LEN  512
 
 struct bi_cpu {
@@ -32,7 +31,10 @@ struct boot_info {
 	struct phys_range memrsv[BI_MAX_RESV];/* the header's memreserve block */
 	int nmemrsv;
 
-	struct bi_cpu cpus[BI_MAX_CPUS];
+	/* cpu nodes: ncpus counts them all; the first cpus_cap of them are
+	 * stored in cpus (none before harts_init gives it room, harts.h). */
+	struct bi_cpu *cpus;
+	int cpus_cap;
 	int ncpus;
 	uint64_t timebase;                    /* Hz; 0 if absent */
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include "frame.h"
 #include "cortenmm/platform.h"
+#include "hartmask.h"
 
-#define MAX_HARTS 64
 #define KSTACK_SIZE 16384
 
 typedef void (*smp_fn_t)(void *arg);
@@ -17,15 +17,15 @@ struct cpu {
 	uint64_t stack_bottom;
 	uint32_t index;           /* logical id 0..ncpus-1, boot hart is 0 */
 	uint32_t hartid;          /* from the DTB */
-	volatile uint32_t online; /* set (release) when the hart is running */
+	volatile uint32_t online; /* 1 once the hart runs; 2: the boot hart gave up on it (smp.c) */
 
 	volatile uint64_t ticks;  /* timer interrupts taken */
 	uint64_t next_tick;       /* absolute time of the programmed timer */
 
 	/* IPIs. ping_from: bit i set by hart i before it sends a ping.
 	 * pings_seen accumulates what the handler drained. */
-	uint64_t ping_from;
-	uint64_t pings_seen;
+	struct hartmask ping_from;
+	struct hartmask pings_seen;
 	volatile uint64_t ipis;   /* software interrupts taken */
 
 	/* One-slot cross-call mailbox (see smp.h). */
@@ -45,11 +45,15 @@ struct cpu {
 	volatile uint64_t rcu_qs;
 	struct mm_rcu_head *rcu_next;
 	struct mm_rcu_head *rcu_wait;
-	uint64_t rcu_snap[MAX_HARTS];
+	uint64_t *rcu_snap;       /* harts_max entries (harts.c) */
 	uint32_t rcu_snap_n;
 };
 
-extern struct cpu cpus[MAX_HARTS];
+/* One struct cpu per logical hart, harts_max of them (harts.c): until
+ * harts_init runs, only the boot hart's, in the kernel image. */
+extern struct cpu *cpus;
+extern uint32_t harts_max;    /* logical harts per-hart arrays are sized for */
+extern uint32_t *hart_ids;    /* hart id of each logical index, harts_max entries */
 extern uint32_t ncpus;        /* harts online */
 
 static inline struct cpu *this_cpu(void)

@@ -32,9 +32,11 @@ static inline uint64_t fdt_be64(const void *p)
 int fdt_check_header(const void *blob, uint32_t *totalsize);
 
 /* Read memory nodes, /reserved-memory, the memreserve block, /cpus and
- * /chosen/bootargs into *bi (zeroed first). `pa` is the blob's physical
- * address, recorded in bi. Returns 0, or -E_INVAL for a malformed blob or
- * more entries than boot_info holds. */
+ * /chosen/bootargs into *bi (zeroed first, except bi->cpus and
+ * bi->cpus_cap: every cpu node is counted in bi->ncpus, the first
+ * cpus_cap are stored in bi->cpus). `pa` is the blob's physical address,
+ * recorded in bi. Returns 0, or -E_INVAL for a malformed blob or more
+ * memory or reserved ranges than boot_info holds. */
 int fdt_scan(const void *blob, paddr_t pa, struct boot_info *bi);
 
 /* --- lookup API (fdt_lookup.c). Node handles are offsets into the

@@ -103,9 +103,11 @@ static int finish_node(struct boot_info *bi, struct level *parent, struct level 
 			return 0;
 		if (!l->reg || l->reglen < 4 * parent->ac || parent->ac < 1 || parent->ac > 2)
 			return -E_INVAL;
-		if (bi->ncpus >= BI_MAX_CPUS)
+		if (bi->ncpus == INT32_MAX)
 			return -E_INVAL;
-		struct bi_cpu *c = &bi->cpus[bi->ncpus++];
+		if (bi->ncpus++ >= bi->cpus_cap)
+			return 0;     /* counted, no room to store it */
+		struct bi_cpu *c = &bi->cpus[bi->ncpus - 1];
 		c->hartid = (uint32_t)fdt_read_cells(l->reg, parent->ac);
 		c->okay = !l->status || !strcmp(l->status, "okay") || !strcmp(l->status, "ok");
 		c->has_mmu = l->mmu_type && strcmp(l->mmu_type, "riscv,none") != 0;
@@ -155,7 +157,11 @@ int fdt_scan(const void *blob, paddr_t pa, struct boot_info *bi)
 	int err = fdt_check_header(blob, &total);
 	if (err)
 		return err;
+	struct bi_cpu *cpus = bi->cpus;
+	int cap = bi->cpus_cap;
 	memset(bi, 0, sizeof *bi);
+	bi->cpus = cpus;
+	bi->cpus_cap = cap;
 	bi->dtb_pa = pa;
 	bi->dtb_size = total;
 

@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "fdt.h"
 #include "frame.h"
+#include "harts.h"
 #include "kstring.h"
 #include "memmap.h"
 #include "mm_platform.h"
@@ -92,6 +93,10 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	phys_map_base = DIRECT_MAP_BASE;
 	if (csr_read(satp) != boot_config.kernel_satp)
 		panic("satp rejected %s", paging_name(boot_config.paging_levels));
+	/* Per-hart memory, sized from the device tree. */
+	err = harts_init(&boot_info);
+	if (err)
+		panic("cannot set up per-hart memory (error %d)", err);
 
 	int sstc = ba.timer_sstc && boot_info.ncpus > 0;
 	for (int i = 0; i < boot_info.ncpus; i++)

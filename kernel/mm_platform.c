@@ -10,6 +10,7 @@
 #include "memlayout.h"
 #include "panic.h"
 #include "rcu.h"
+#include "remote_fence.h"
 #include "riscv.h"
 #include "sbi.h"
 #include "usatp.h"
@@ -81,27 +82,13 @@ static void kp_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 	} else {
 		local_flush_tlb_all();
 	}
-	uint32_t me = this_cpu()->index;
+	struct hartmask all = { { 0 } };
 	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
-	unsigned long mask = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (i == me)
-			continue;
-		struct sbiret r;
-		if (cpus[i].hartid < 64) {
-			mask |= 1UL << cpus[i].hartid;
-			continue;
-		}
-		r = sbi_remote_sfence_vma(1, cpus[i].hartid, start, size);
-		if (r.error)
-			panic("mm: remote sfence.vma on hart %u failed (%ld)",
-			      cpus[i].hartid, r.error);
-	}
-	if (mask) {
-		struct sbiret r = sbi_remote_sfence_vma(mask, 0, start, size);
-		if (r.error)
-			panic("mm: remote sfence.vma failed (%ld)", r.error);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		all.w[i / 64] |= 1ULL << (i % 64);
+	long e = remote_sfence_vma(&all, start, size, REMOTE_NO_ASID);
+	if (e)
+		panic("mm: remote sfence.vma failed (%ld)", e);
 }
 
 const struct mm_platform kernel_mm_platform = {

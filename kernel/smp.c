@@ -7,13 +7,12 @@
 #include "kernel.h"
 #include "kstring.h"
 #include "panic.h"
+#include "frame.h"
 
 void sched_idle_loop(void) __attribute__((noreturn));
 
-struct cpu cpus[MAX_HARTS];
 uint32_t ncpus = 1;
 
-static uint8_t stacks[MAX_HARTS][KSTACK_SIZE] __attribute__((aligned(16)));
 extern char _start_secondary[];
 extern char boot_stack[], boot_stack_top[];
 
@@ -25,26 +24,41 @@ int cpu_index_of_hartid(uint32_t hartid)
 	return -1;
 }
 
+/* Give up on a hart that is not online yet: its online word goes from 0
+ * to 2, and a hart that arrives later finds it so and stops itself
+ * (secondary_main), so it never runs with an index nobody counts.
+ * Returns 1 when it came online after all (the exchange lost), else 0. */
+static int give_up(struct cpu *c)
+{
+	uint32_t waiting = 0;
+	return __atomic_compare_exchange_n(&c->online, &waiting, 2, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE) ? 0 : 1;
+}
+
 /* Start hart `hartid` at _start_secondary with c as its struct cpu and wait
- * for it to come online. A hart that OpenSBI 1.1 sent to _start instead (a
+ * for it to come online: 5 s, or up to 60 s while the firmware still
+ * reports it START_PENDING (OpenSBI 1.1 lets its harts through its warm
+ * boot one at a time under a lock, which takes long with many harts on
+ * few host cores). A hart that OpenSBI 1.1 sent to _start instead (a
  * race in its HSM start, see entry.S) stops itself; it is then started
- * again, a few times at most. Returns 1 online, 0 not online in time, -1
- * when SBI refused the start (reported). */
+ * again, a few times at most. Returns 1 online, 0 not online in time, or
+ * the SBI error (negative) when SBI refused the start. */
 static int start_one(uint32_t hartid, struct cpu *c)
 {
 	for (int attempt = 0; attempt < 4; attempt++) {
 		struct sbiret r = sbi_hart_start(hartid, virt_to_phys(_start_secondary),
 						 (unsigned long)(uintptr_t)c);
-		if (r.error) {
-			printk("patina: hart %u did not start (SBI error %ld)\n",
-			       hartid, r.error);
-			return -1;
-		}
-		uint64_t deadline = time_after_us(5000000);
-		while (!__atomic_load_n(&c->online, __ATOMIC_ACQUIRE) && rdtime() < deadline) {
+		if (r.error)
+			return r.error < 0 ? (int)r.error : -1;
+		uint64_t soft = time_after_us(5000000), hard = time_after_us(60000000);
+		while (!__atomic_load_n(&c->online, __ATOMIC_ACQUIRE)) {
 			/* Stopped again: it went to _start and stopped itself. */
 			struct sbiret st = sbi_hart_get_status(hartid);
 			if (!st.error && st.value == SBI_HSM_STOPPED)
+				break;
+			uint64_t now = rdtime();
+			int pending = !st.error && st.value == SBI_HSM_START_PENDING;
+			if (now >= hard || (now >= soft && !pending))
 				break;
 			cpu_relax();
 		}
@@ -52,35 +66,54 @@ static int start_one(uint32_t hartid, struct cpu *c)
 			return 1;
 		struct sbiret st = sbi_hart_get_status(hartid);
 		if (st.error || st.value != SBI_HSM_STOPPED)
-			return 0;
+			return give_up(c);
 		printk("patina: hart %u went astray at start, starting it again\n", hartid);
 	}
-	return 0;
+	return give_up(c);
 }
 
 uint32_t smp_start_harts(const struct boot_info *bi)
 {
-	uint32_t boot_hart = this_cpu()->hartid;
+	uint32_t boot_hart = this_cpu()->hartid, refused = 0;
 	for (int i = 0; i < bi->ncpus; i++) {
 		const struct bi_cpu *bc = &bi->cpus[i];
 		if (bc->hartid == boot_hart || !bc->okay || !bc->has_mmu)
 			continue;
-		if (ncpus >= MAX_HARTS) {
-			printk("patina: more than %d harts, hart %u left out\n",
-			       MAX_HARTS, bc->hartid);
+		if (ncpus >= harts_max) {
+			printk("patina: more than %u harts, hart %u left out\n",
+			       harts_max, bc->hartid);
 			continue;
 		}
 		struct cpu *c = &cpus[ncpus];
+		/* A slot a failed start left keeps its stack. */
+		uint64_t stack = c->stack_bottom;
+		paddr_t pa;
+		if (!stack) {
+			if (frame_alloc_run(KSTACK_SIZE / FRAME_SIZE, &pa)) {
+				printk("patina: no memory for the stack of hart %u\n", bc->hartid);
+				break;
+			}
+			stack = (uint64_t)(uintptr_t)phys_to_virt(pa);
+		}
+		uint64_t *snap = c->rcu_snap;
 		memset(c, 0, sizeof *c);
+		c->rcu_snap = snap;
 		c->index = ncpus;
 		c->hartid = bc->hartid;
-		c->stack_bottom = (uint64_t)(uintptr_t)stacks[ncpus];
+		hart_ids[ncpus] = bc->hartid;
+		c->stack_bottom = stack;
 		c->stack_top = c->stack_bottom + KSTACK_SIZE;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 
 		int started = start_one(bc->hartid, c);
-		if (started < 0)
+		if (started < 0) {
+			/* OpenSBI 1.1 manages 128 harts: with more, the rest
+			 * are refused, one line each would be hundreds. */
+			if (refused++ < 4)
+				printk("patina: hart %u did not start (SBI error %d)\n",
+				       bc->hartid, started);
 			continue;
+		}
 		if (!started) {
 			/* It may still arrive; it would then run with an index
 			 * nobody counts, so stop counting from here. */
@@ -89,6 +122,9 @@ uint32_t smp_start_harts(const struct boot_info *bi)
 		}
 		__atomic_store_n(&ncpus, ncpus + 1, __ATOMIC_RELEASE);
 	}
+	if (refused > 4)
+		printk("patina: %u harts did not start (SBI refused them), %u more not listed\n",
+		       refused, refused - 4);
 	return ncpus;
 }
 
@@ -102,7 +138,16 @@ void secondary_main(uint64_t hartid, void *opaque)
 	if (timer_start_hart())
 		printk("patina: hart %u: timer did not start\n", c->hartid);
 	csr_set(sie, SIE_SSIE);
-	__atomic_store_n(&c->online, 1, __ATOMIC_RELEASE);
+	uint32_t waiting = 0;
+	if (!__atomic_compare_exchange_n(&c->online, &waiting, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		/* Too late: the boot hart gave up on this hart and goes on
+		 * without it, so it must run nothing. */
+		csr_write(sie, 0);
+		sbi_hart_stop();
+		for (;;)
+			wfi();
+	}
 	sched_idle_loop();   /* kernel/mk/sched.c */
 }
 
@@ -121,7 +166,7 @@ int ipi_send(uint32_t idx)
 
 int ipi_ping(uint32_t from, uint32_t target)
 {
-	__atomic_fetch_or(&cpus[target].ping_from, 1ULL << from, __ATOMIC_RELEASE);
+	hartmask_set(&cpus[target].ping_from, from);
 	return ipi_send(target);
 }
 
@@ -131,9 +176,9 @@ void ipi_interrupt(void)
 	/* Clear first: a request posted after this point re-raises SSIP. */
 	csr_clear(sip, SIP_SSIP);
 	c->ipis++;
-	uint64_t p = __atomic_exchange_n(&c->ping_from, 0, __ATOMIC_ACQ_REL);
-	if (p)
-		__atomic_fetch_or(&c->pings_seen, p, __ATOMIC_RELAXED);
+	struct hartmask p;
+	hartmask_take(&p, &c->ping_from);
+	hartmask_or(&c->pings_seen, &p);
 	smp_fn_t fn = __atomic_load_n(&c->call_fn, __ATOMIC_ACQUIRE);
 	if (fn) {
 		fn(c->call_arg);

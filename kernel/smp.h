@@ -8,9 +8,12 @@
 
 /*
  * Start every other usable hart the DTB lists (status okay, has an MMU)
- * with HSM and wait for each to come online (a few seconds at most each).
- * Harts that fail to start are reported and left out. Boot hart only, after
- * the kernel page table and frame allocator exist. Returns harts online.
+ * with HSM and wait for each to come online (5 s, up to 60 s while the
+ * firmware has not released it yet). Harts SBI refuses to start are
+ * reported (the first four by id, then a count) and left out; at the first
+ * hart that does not come online the boot goes on without it and the rest.
+ * At most harts_max harts. Boot hart only, after harts_init. Returns harts
+ * online.
  */
 uint32_t smp_start_harts(const struct boot_info *bi);
 

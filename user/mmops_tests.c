@@ -10,7 +10,7 @@
 #define PG 4096UL
 
 /* Child server commands (ROLE_MM_TOUCH): w0 = MT_*, w1 = address, w2 = value. */
-enum { MT_READ = 1, MT_WRITE, MT_EXIT };
+enum { MT_READ = 1, MT_WRITE, MT_EXIT, MT_SPIN };
 
 static long ncpus(void) { return dbg(DBG_NCPUS, 0, 0); }
 
@@ -30,6 +30,15 @@ static void mt_server(void *unused)
 		else if (cmd == MT_WRITE)
 			*p = (uint64_t)r.a3;
 		w[1] = (uint64_t)self_hart();
+		if (cmd == MT_SPIN) {
+			/* Answer, then read word 0 and count in word 1 of the
+			 * page for ever (until a fault ends the task). */
+			ipc(SYS_REPLY, 0, w, SLOT_NONE);
+			for (uint64_t n = 1;; n++) {
+				(void)p[0];
+				p[1] = n;
+			}
+		}
 		if (cmd == MT_EXIT) {
 			ipc(SYS_REPLY, 0, w, SLOT_NONE);
 			sys_exit(0);
@@ -244,12 +253,12 @@ out:
 #define PV 0x61000000UL   /* a page of the child's, and our view of its frame */
 #define OV 0x61100000UL
 
-/* A child serving on hart 1 (when there is one) with a frame mapped RW at
- * PV in it and at OV in us. */
-static long shared_child(struct child *ch, long *f, char *why)
+/* A child serving on logical hart `hart` (-1: any) with a frame mapped RW
+ * at PV in it and at OV in us. */
+static long shared_child_on(struct child *ch, long *f, char *why, int hart)
 {
 	*f = slot_alloc();
-	if (*f < 0 || child_start(ch, ncpus() >= 2 ? 1 : -1, 256) || frame_alloc(*f)) {
+	if (*f < 0 || child_start(ch, hart, 256) || frame_alloc(*f)) {
 		snprintf(why, 160, "setup");
 		return -1;
 	}
@@ -260,6 +269,26 @@ static long shared_child(struct child *ch, long *f, char *why)
 		return -1;
 	}
 	return 0;
+}
+
+/* End a shared_child test: the child (killed if still alive), our view of
+ * the frame and its cap; then every counter must be back where `before`
+ * saw it, unless the test already failed (why set). 0 or 1 (failed). */
+static int shared_child_done(struct child *ch, long f, struct kcounters *before, char *why)
+{
+	child_end(ch, 1);
+	unmap(SLOT_SELF_AS, OV, PG);
+	if (f >= 0)
+		cap_delete(f), slot_release(f);
+	if (why[0])
+		return 1;
+	return counters_back(before, why);
+}
+
+/* The same on hart 1, when there is one. */
+static long shared_child(struct child *ch, long *f, char *why)
+{
+	return shared_child_on(ch, f, why, ncpus() >= 2 ? 1 : -1);
 }
 
 /* The pager thread of mm_protect: takes one fault, records it, gives the
@@ -379,13 +408,65 @@ int mm_unmap_other_hart(char *why)
 	r = child_end(&ch, 0);
 	CK(r == 128 + 13, "child status %ld, want a load page fault (141)", r);
 out:
-	child_end(&ch, 1);
-	unmap(SLOT_SELF_AS, OV, PG);
-	if (f >= 0)
-		cap_delete(f), slot_release(f);
-	if (why[0])
-		return 1;
-	return counters_back(&before, why);
+	return shared_child_done(&ch, f, &before, why);
+}
+
+/* A child thread on logical hart `hart` spins reading and writing a shared
+ * page without leaving its address space (so the hart's TLB keeps the
+ * translation); we unmap the page in the child's address space. The
+ * unmap's TLB flush must reach that hart: then its next access faults and
+ * the child dies; without the flush it would go on writing through the
+ * stale translation, which we would see in our own mapping of the frame.
+ * We look for 3 ms right after the unmap, without yielding: QEMU drops a
+ * hart's whole TLB at other moments too (a trip to the firmware for the
+ * timer tick, every 10 ms), so a stale entry lives only until then. */
+static int unmap_while_spinning_on(int hart, char *why)
+{
+	struct kcounters before;
+	struct child ch = { -1, -1, -1 };
+	long f = -1;
+	why[0] = 0;
+	settled_counters(&before);
+	if (shared_child_on(&ch, &f, why, hart))
+		goto out;
+	volatile uint64_t *ov = (volatile uint64_t *)OV;
+	ov[0] = 5;
+	uint64_t w[4] = { MT_SPIN, PV, 0, 0 };
+	struct sysret sr = ipc(SYS_CALL, ch.ep, w, SLOT_NONE);
+	CK(sr.a0 == 0, "spin call: %s", err_name(sr.a0));
+	CK((uint64_t)sr.a2 == (uint64_t)hart, "child ran on hart %ld, want %d", sr.a2, hart);
+	uint64_t end = rdtime() + 100000000;   /* 10 s */
+	while (ov[1] < 1000 && rdtime() < end)
+		sys_yield();
+	CK(ov[1] >= 1000, "the child does not spin (%lu)", ov[1]);
+	CK(unmap(ch.rc, PV, PG) == 0, "unmap");
+	uint64_t n0 = ov[1], end3 = rdtime() + 30000;
+	while (rdtime() < end3)
+		;
+	uint64_t n1 = ov[1];
+	CK(n1 <= n0 + 1, "hart %d still writes through the unmapped page (%lu -> %lu)", hart, n0, n1);
+	long r = child_end(&ch, 0);
+	CK(r == 128 + 13 || r == 128 + 15, "child status %ld, want a page fault (141 or 143)", r);
+out:
+	return shared_child_done(&ch, f, &before, why);
+}
+
+/* That on the hart with the highest hart id, when the id is 64 or more:
+ * the flush goes out in the SBI hart-mask window of that id (child_start
+ * pins to logical harts below 255). Passes at once on a machine without
+ * such a hart. */
+int mm_unmap_high_hart(char *why)
+{
+	long n = ncpus(), best = -1, best_id = -1;
+	for (long i = 1; i < n && i < 255; i++) {
+		long id = dbg(DBG_HARTID, (uint64_t)i, 0);
+		if (id >= 64 && id > best_id) {
+			best = i;
+			best_id = id;
+		}
+	}
+	why[0] = 0;
+	return best < 0 ? 0 : unmap_while_spinning_on((int)best, why);
 }
 
 #define ZV 0x62000000UL    /* cap range [ZV + 4 pages, ZV + 8 pages) */

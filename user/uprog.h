@@ -94,6 +94,7 @@ int cmd_forkdemo(int argc, char **argv);
 int mm_cow_fork(char *why);
 int mm_protect(char *why);
 int mm_unmap_other_hart(char *why);
+int mm_unmap_high_hart(char *why);
 int mm_pager_ops_confined(char *why);
 int mm_bad_input(char *why);
 int mm_evict_roundtrip(char *why);

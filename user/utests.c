@@ -743,6 +743,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },
+	{ "harts_unmap_high", mm_unmap_high_hart },
 	{ "mm_pager_ops_confined", mm_pager_ops_confined },
 	{ "mm_bad_input", mm_bad_input },
 	{ "mm_evict_roundtrip", mm_evict_roundtrip },

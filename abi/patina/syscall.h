@@ -77,6 +77,7 @@ enum patina_dbg {
 	DBG_CMDLINE,           /* (buf, size) -> the boot command line for init's shell */
 	DBG_UFAULTS,           /* () -> user-copy faults the kernel recovered from */
 	DBG_MMINFO,            /* () -> paging levels | mm mode (0 adv, 1 rw, 2 vma) << 8 */
+	DBG_HARTID,            /* (hart) -> the hart id of logical hart `hart` (0..harts online - 1) */
 };
 
 /* Kernel resource counters, to check that nothing leaks. */

@@ -14,14 +14,24 @@
  * Lock order: authority (either side) before mk_lock; an mm cursor may be
  * taken under the read side. Neither side is held while user code runs. */
 #include "mk.h"
+#include "harts.h"
 
 struct auth_reader {
 	volatile long n;
 	char pad[64 - sizeof(long)];
 };
-static struct auth_reader readers[MAX_HARTS] __attribute__((aligned(64)));
+static struct auth_reader *readers;    /* harts_max of them, cache-line aligned */
 static volatile int writer;
 static spinlock_t writer_lock = SPINLOCK_INIT;
+
+/* Boot, before any other hart starts: one reader count per logical hart
+ * (harts_alloc gives whole frames, so the array starts on a cache line).
+ * 0 or -E_NOMEM. */
+int auth_init_harts(void)
+{
+	readers = harts_alloc(sizeof *readers);
+	return readers ? 0 : -E_NOMEM;
+}
 
 /* Needs: interrupts may be on; the caller stays on this hart until
  * auth_read_unlock (no blocking in between). Waits while a writer runs. */

@@ -136,9 +136,8 @@ struct task {
 	struct mm_as as;
 	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
-	volatile uint64_t hart_mask;/* harts that ran this AS (TLB shootdown) */
+	struct hartmask hart_mask;  /* logical harts that ran this AS (TLB shootdown) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
-	uint32_t icache_seen[MAX_HARTS]; /* icache_gen each hart last fenced for */
 	struct thread *threads;
 	struct cap cspace[CSPACE_SLOTS];
 	/* Quotas, carved from the parent's at creation (see task.c). Frames:
@@ -182,7 +181,7 @@ struct rq {
 	uint64_t cur_satp;
 	uint64_t switches;
 };
-extern struct rq rqs[MAX_HARTS];
+extern struct rq *rqs;      /* harts_max of them (sched_init_harts) */
 
 static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
 static inline struct thread *cur_thread(void) { return this_rq()->cur; }
@@ -207,6 +206,7 @@ void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
 void sched_activate(struct thread *next);
+int sched_init_harts(void);                         /* boot, before harts start: run queues, idle threads */
 
 
 /* --- uvm.c: user address spaces through the mm core --- */
@@ -270,6 +270,7 @@ void auth_read_lock(void);
 void auth_read_unlock(void);
 void auth_write_lock(void);
 void auth_write_unlock(void);
+int auth_init_harts(void);                          /* boot, before harts start: per-hart reader counts */
 
 /* --- ipc.c --- */
 struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */

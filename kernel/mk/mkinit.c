@@ -6,8 +6,15 @@
 #include "printk.h"
 #include "frame.h"
 #include "kstring.h"
+#include "harts.h"
 
 const char *mk_command;
+
+int mk_harts_init(void)
+{
+	int err = sched_init_harts();
+	return err ? err : auth_init_harts();
+}
 
 void mk_start(const char *command)
 {

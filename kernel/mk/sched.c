@@ -32,6 +32,7 @@
 #include "kernel.h"
 #include "panic.h"
 #include "usatp.h"
+#include "harts.h"
 
 /* How long (timebase units, 10 MHz on QEMU virt: 50 us) an idle hart
  * polls its queue before wfi. */
@@ -42,8 +43,23 @@
 #define ONCPU_ON      1
 #define ONCPU_REQUEUE 2
 
-struct rq rqs[MAX_HARTS];
-static struct thread idle_threads[MAX_HARTS];
+struct rq *rqs;
+static struct thread *idle_threads;
+
+/* Boot, before any other hart starts: one run queue and one idle thread
+ * per logical hart the device tree allows. 0 or -E_NOMEM. */
+int sched_init_harts(void)
+{
+	struct rq *r = harts_alloc(sizeof *r);
+	struct thread *idle = harts_alloc(sizeof *idle);
+	if (!r || !idle)
+		return -E_NOMEM;
+	for (uint32_t i = 0; i < harts_max; i++)
+		r[i].lock = (spinlock_t)SPINLOCK_INIT;
+	rqs = r;
+	idle_threads = idle;
+	return 0;
+}
 
 /* Needs rq->lock. */
 static void rq_push(struct rq *rq, struct thread *th)
@@ -174,8 +190,7 @@ void sched_activate(struct thread *next)
 	if (satp == rq->cur_satp)
 		return;      /* same address space: its hart_mask bit is already set */
 	if (next->task) {
-		__atomic_fetch_or(&next->task->hart_mask, 1ULL << this_cpu()->index,
-				  __ATOMIC_SEQ_CST);
+		hartmask_set(&next->task->hart_mask, this_cpu()->index);
 		uvm_asid_activate(next->task);
 	}
 	csr_write(satp, satp);

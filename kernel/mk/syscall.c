@@ -411,6 +411,8 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		return boot_config.paging_levels | ((long)boot_config.mm << 8);
 	case DBG_UFAULTS:
 		return (long)uaccess_faults_fixed;
+	case DBG_HARTID:
+		return a < __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE) ? (long)cpus[a].hartid : -E_INVAL;
 	}
 	return -E_INVAL;
 }

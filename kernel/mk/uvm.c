@@ -17,6 +17,8 @@
 #include "usatp.h"
 #include "paging.h"
 #include "uvm_frames.h"
+#include "harts.h"
+#include "remote_fence.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -34,7 +36,6 @@ struct finfo {
 #define FI_MAX_FRAMES (16UL << 18)        /* 16 GiB of RAM above ram_base */
 static struct finfo *fi_dir[FI_MAX_FRAMES / FI_PER_CHUNK + 1];
 static uint64_t ram_base_pfn;
-static struct mm_pool pools[MAX_HARTS];
 static const struct pt_arch *uarch;
 static const struct mm_protocol *uproto;
 static int asid_bits;
@@ -44,7 +45,15 @@ static uint8_t asid_used[MAX_TASKS + 1];
  * whose seen_gen differs flushes a locally before it runs a again. So
  * tearing an address space down needs no remote fence at all. */
 static volatile uint32_t asid_gen[MAX_TASKS + 1];
-static uint32_t seen_gen[MAX_HARTS][MAX_TASKS + 1];
+/* Per hart (harts_max of them, allocated in uvm_init): its pool of zeroed
+ * PT pages for user ASes, the ASID generations it flushed for, and the
+ * icache_gen of each task slot it last fenced for. */
+struct uvm_hart {
+	struct mm_pool pool;
+	uint32_t seen_gen[MAX_TASKS + 1];
+	uint32_t icache_seen[MAX_TASKS];
+};
+static struct uvm_hart *uharts;
 static volatile long uframes_in_use;
 uint64_t user_top;
 
@@ -75,7 +84,7 @@ static void p_frame_release(uint64_t pa, unsigned level)
 		uvm_frame_put(pa + i * PAGE_SIZE);
 	}
 }
-static struct mm_pool *p_pool(void) { return &pools[this_cpu()->index]; }
+static struct mm_pool *p_pool(void) { return &uharts[this_cpu()->index].pool; }
 
 /* PT pages and metadata arrays are charged to the task whose address space
  * they serve, exactly as the core draws them: a transaction that would
@@ -105,16 +114,16 @@ static void p_frames_uncharge(struct mm_as *as, unsigned n)
 static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 {
 	struct task *t = as->ctx;
-	uint64_t mask = __atomic_load_n(&t->hart_mask, __ATOMIC_SEQ_CST);
+	struct hartmask mask;
+	hartmask_load(&mask, &t->hart_mask);
 	uint32_t me = this_cpu()->index;
 	/* A task being torn down runs nowhere, and its ASID is flushed on each
 	 * hart before reuse (uvm_asid_activate): local flush only. */
-	if (t->tearing_down && asid_bits)
-		mask &= 1ULL << me;
+	int remote = !(t->tearing_down && asid_bits);
 	unsigned long asid = t->asid;
 	uint64_t size = end - start;
 	int whole = size > 64 * PAGE_SIZE;
-	if (mask & (1ULL << me)) {
+	if (hartmask_test(&mask, me)) {
 		if (whole || !asid_bits) {
 			if (asid_bits)
 				__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
@@ -125,17 +134,12 @@ static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 				__asm__ volatile("sfence.vma %0, %1" :: "r"(va), "r"(asid) : "memory");
 		}
 	}
-	unsigned long hmask = 0;
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && (mask & (1ULL << i)) && cpus[i].hartid < 64)
-			hmask |= 1UL << cpus[i].hartid;
-	if (!hmask)
+	if (!remote)
 		return;
 	unsigned long fs = whole ? 0 : start, fl = whole ? (unsigned long)-1 : size;
-	struct sbiret r = asid_bits ? sbi_remote_sfence_vma_asid(hmask, 0, fs, fl, asid)
-				    : sbi_remote_sfence_vma(hmask, 0, fs, fl);
-	if (r.error)
-		panic("uvm: remote TLB flush failed (%ld)", r.error);
+	long e = remote_sfence_vma(&mask, fs, fl, asid_bits ? (long)asid : REMOTE_NO_ASID);
+	if (e)
+		panic("uvm: remote TLB flush failed (%ld)", e);
 }
 
 const struct mm_platform uvm_platform = {
@@ -274,7 +278,7 @@ unsigned long uvm_pooled_frames(void)
 {
 	unsigned long n = 0;
 	for (uint32_t i = 0; i < ncpus; i++)
-		n += __atomic_load_n(&pools[i].n, __ATOMIC_RELAXED) +
+		n += (uharts ? __atomic_load_n(&uharts[i].pool.n, __ATOMIC_RELAXED) : 0) +
 		     __atomic_load_n(&cpus[i].mm_pool.n, __ATOMIC_RELAXED);
 	return n;
 }
@@ -284,6 +288,9 @@ unsigned long uvm_pooled_frames(void)
 
 int uvm_init(void)
 {
+	uharts = harts_alloc(sizeof *uharts);
+	if (!uharts)
+		return -E_NOMEM;
 	struct phys_range r[FRAME_MAX_REGIONS];
 	int n = frame_regions(r, FRAME_MAX_REGIONS);
 	uint64_t lo = ~0ULL;
@@ -354,7 +361,10 @@ static void asid_free(uint16_t a)
 
 int uvm_as_create(struct task *t)
 {
-	t->hart_mask = 0;
+	hartmask_clear_all(&t->hart_mask);
+	/* Every hart fences before it first runs t (icache_gen 1 below). */
+	for (uint32_t i = 0; i < harts_max; i++)
+		uharts[i].icache_seen[t->id] = 0;
 	int err = mm_as_init(&t->as, uarch, uproto, &uvm_platform, uarch->user_lo,
 			     uarch->user_last, t);
 	if (err)
@@ -391,18 +401,13 @@ void uvm_icache_sync(struct task *t)
 	unsigned long f = irq_save();
 	uint32_t me = this_cpu()->index;
 	__asm__ volatile("fence.i" ::: "memory");
-	t->icache_seen[me] = t->icache_gen;
-	uint64_t mask = __atomic_load_n(&t->hart_mask, __ATOMIC_SEQ_CST);
+	uharts[me].icache_seen[t->id] = t->icache_gen;
+	struct hartmask mask;
+	hartmask_load(&mask, &t->hart_mask);
 	irq_restore(f);
-	unsigned long hmask = 0;
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && (mask & (1ULL << i)) && cpus[i].hartid < 64)
-			hmask |= 1UL << cpus[i].hartid;
-	if (hmask) {
-		struct sbiret r = sbi_remote_fence_i(hmask, 0);
-		if (r.error)
-			panic("uvm: remote FENCE.I failed (%ld)", r.error);
-	}
+	long e = remote_fence_i(&mask);
+	if (e)
+		panic("uvm: remote FENCE.I failed (%ld)", e);
 }
 
 /* Before this hart runs t: flush t's ASID here if it was reused since this
@@ -412,18 +417,18 @@ void uvm_asid_activate(struct task *t)
 {
 	uint32_t me = this_cpu()->index;
 	uint32_t ig = __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE);
-	if (t->icache_seen[me] != ig) {
+	if (uharts[me].icache_seen[t->id] != ig) {
 		__asm__ volatile("fence.i" ::: "memory");
-		t->icache_seen[me] = ig;
+		uharts[me].icache_seen[t->id] = ig;
 	}
 	uint16_t a = t->asid;
 	if (!asid_bits || !a)
 		return;
 	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
-	if (seen_gen[me][a] != g) {
+	if (uharts[me].seen_gen[a] != g) {
 		unsigned long asid = a;
 		__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
-		seen_gen[me][a] = g;
+		uharts[me].seen_gen[a] = g;
 	}
 }
 

@@ -212,12 +212,49 @@ int frame_free(paddr_t pa)
 	return 0;
 }
 
+/* Whether frames [first, first + n) of r are all in the pool. Needs
+ * pool_lock; the run lies inside r. */
+static int pool_run_free(const struct region *r, uint64_t first, uint64_t n)
+{
+	const uint64_t *pool = pool_bits(r);
+	for (uint64_t i = first; i < first + n; i++)
+		if (!(pool[i / 64] & (1ULL << (i % 64))))
+			return 0;
+	return 1;
+}
+
+int frame_alloc_run(uint64_t n, paddr_t *pa)
+{
+	if (n == 0)
+		return -E_INVAL;
+	unsigned long f = spin_lock_irqsave(&pool_lock);
+	for (int k = 0; k < nregions; k++) {
+		struct region *r = &regions[k];
+		for (uint64_t first = 0; first + n <= r->nframes; first++) {
+			if (!pool_run_free(r, first, n))
+				continue;
+			for (uint64_t i = first; i < first + n; i++) {
+				pool_bits(r)[i / 64] &= ~(1ULL << (i % 64));
+				__atomic_fetch_and(&free_bits(r)[i / 64], ~(1ULL << (i % 64)),
+						   __ATOMIC_ACQ_REL);
+			}
+			pool_count -= n;
+			spin_unlock_irqrestore(&pool_lock, f);
+			*pa = r->base + first * FRAME_SIZE;
+			memset(phys_to_virt(*pa), 0, (size_t)(n * FRAME_SIZE));
+			return 0;
+		}
+	}
+	spin_unlock_irqrestore(&pool_lock, f);
+	return -E_NOMEM;
+}
+
 uint64_t frame_free_count(void)
 {
 	unsigned long f = spin_lock_irqsave(&pool_lock);
 	uint64_t n = pool_count;
 	spin_unlock_irqrestore(&pool_lock, f);
-	for (int i = 0; i < MAX_HARTS; i++)
+	for (uint32_t i = 0; i < harts_max; i++)
 		n += __atomic_load_n(&cpus[i].mag.count, __ATOMIC_RELAXED);
 	return n;
 }

@@ -56,6 +56,16 @@ void *frame_desc(paddr_t pa);
 int frame_alloc(unsigned flags, paddr_t *pa);
 
 /*
+ * Allocate n physically contiguous frames from the global pool (frames in
+ * magazines are not considered), zeroed. Returns 0 and the first frame's
+ * address in *pa, -E_INVAL for n == 0, or -E_NOMEM when no run of n free
+ * frames is in the pool (nothing changes then). Each frame is returned
+ * with frame_free. Any context; holds the pool lock while it scans, so
+ * meant for boot-time and other rare allocations.
+ */
+int frame_alloc_run(uint64_t n, paddr_t *pa);
+
+/*
  * Return a frame. Returns 0, or -E_INVAL if pa is not frame aligned, not a
  * frame this allocator manages, or already free (double free); in those
  * cases nothing changes. Any context.

@@ -1,0 +1,36 @@
+#include "remote_fence.h"
+#include "cpu.h"
+#include "sbi.h"
+
+struct sfence_req {
+	uint64_t start, size;
+	long asid;
+};
+
+static long sfence_window(unsigned long mask, unsigned long base, void *arg)
+{
+	const struct sfence_req *q = arg;
+	struct sbiret r = q->asid == REMOTE_NO_ASID
+		? sbi_remote_sfence_vma(mask, base, q->start, q->size)
+		: sbi_remote_sfence_vma_asid(mask, base, q->start, q->size, (unsigned long)q->asid);
+	return r.error;
+}
+
+static long fence_i_window(unsigned long mask, unsigned long base, void *arg)
+{
+	(void)arg;
+	return sbi_remote_fence_i(mask, base).error;
+}
+
+long remote_sfence_vma(const struct hartmask *m, uint64_t start, uint64_t size, long asid)
+{
+	struct sfence_req q = { start, size, asid };
+	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
+	return hartmask_windows(m, (long)this_cpu()->index, hart_ids, n, sfence_window, &q);
+}
+
+long remote_fence_i(const struct hartmask *m)
+{
+	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
+	return hartmask_windows(m, (long)this_cpu()->index, hart_ids, n, fence_i_window, NULL);
+}
