@@ -67,14 +67,6 @@ static int bm_find(const char *name)
 
 int bench_mm_known(const char *name) { return !strcmp(name, "all") || bm_find(name) >= 0; }
 
-static uint64_t bm_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 /* Fill r->off for n threads; returns the span of the region they use. */
 static uint64_t bm_layout(struct bm_run *r, int n, int high)
@@ -85,7 +77,7 @@ static uint64_t bm_layout(struct bm_run *r, int n, int high)
 		r->off[i] = (uint64_t)(i / BM_REQS) * slot + (uint64_t)(i % BM_REQS) * size;
 	uint64_t s = BM_SEED;
 	for (int i = total - 1; high && i > 0; i--) {
-		int k = (int)(bm_rand(&s) % (uint64_t)(i + 1));
+		int k = (int)(xorshift64(&s) % (uint64_t)(i + 1));
 		uint64_t x = r->off[i];
 		r->off[i] = r->off[k];
 		r->off[k] = x;

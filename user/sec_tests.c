@@ -1010,8 +1010,7 @@ int sec_kill_mid_ipc(char *why)
 		CK(task >= 0, "no slot");
 		long r = task_spawn_q(0, ROLE_SEC_IPC_STORM, task, QUOTA(SEC_FRAMES, 8, 2, 0), SLOT_NONE);
 		CK(r == 0, "spawn: %s", err_name(r));
-		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-		uint64_t until = rdtime() + 2000 + seed % 30000;      /* 0.2 - 3.2 ms */
+		uint64_t until = rdtime() + 2000 + xorshift64(&seed) % 30000;   /* 0.2 - 3.2 ms */
 		while (rdtime() < until)
 			sys_yield();
 		CK(task_kill(task) == 0, "kill");

@@ -109,14 +109,7 @@ static void expect(int ck, long r, long e1, long e2)
 		note_mism(ck, r);
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
+static uint64_t rnd(uint64_t *s) { return xorshift64(s); }
 
 static struct region_op rop(uint32_t op, uint32_t prot, uint64_t va, uint64_t len, long arg)
 {

@@ -85,6 +85,16 @@ static inline uint64_t rdtime(void) { uint64_t t; __asm__ volatile("rdtime %0" :
 static inline uint64_t rdinstret(void) { uint64_t t; __asm__ volatile("rdinstret %0" : "=r"(t)); return t; }
 static inline uint64_t rdcycle(void) { uint64_t t; __asm__ volatile("rdcycle %0" : "=r"(t)); return t; }
 
+/* xorshift64: the next pseudo-random number from state *s (never 0). */
+static inline uint64_t xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
 /* ulib.c */
 int parse_ulong(const char *s, unsigned long *out);
 void printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
