@@ -4,9 +4,10 @@
  * them in "arch_hooks.h" (found on the include path: arch-riscv/ today),
  * static inline where a hook sits on the trap, syscall, IPC or switch
  * path, out of line where the firmware is called anyway.
- * scripts/check-boundary rejects CSR access, privileged instructions and
- * SBI calls anywhere outside arch-* / and sbi/. docs/porting.md lists the
- * hooks with what a new ISA's port writes. */
+ * scripts/check-boundary rejects CSR access, privileged instructions,
+ * inline assembly and SBI calls anywhere outside the arch folders and
+ * sbi/. docs/porting.md lists the hooks with what a new ISA's port
+ * writes. */
 #ifndef KERNEL_ARCH_H
 #define KERNEL_ARCH_H
 
