@@ -1,4 +1,4 @@
-/* Per-hart data, reached through the tp register. */
+/* Per-hart data, reached through the per-hart pointer (arch_cpu_get). */
 #ifndef KERNEL_CPU_H
 #define KERNEL_CPU_H
 
@@ -6,6 +6,7 @@
 #include "frame.h"
 #include "cortenmm/platform.h"
 #include "hartmask.h"
+#include "arch.h"
 
 #define KSTACK_SIZE 16384
 
@@ -58,9 +59,7 @@ extern uint32_t ncpus;        /* harts online */
 
 static inline struct cpu *this_cpu(void)
 {
-	struct cpu *c;
-	__asm__ volatile("mv %0, tp" : "=r"(c));
-	return c;
+	return arch_cpu_get();
 }
 
 /* Logical index of the hart with this id, or -1. */

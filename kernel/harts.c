@@ -10,7 +10,7 @@
 #include "kernel.h"
 #include "kstring.h"
 #include "printk.h"
-#include "riscv.h"
+#include "arch.h"
 
 static uint64_t boot_snap[1];
 static uint32_t boot_id[1];
@@ -78,12 +78,12 @@ int harts_init(struct boot_info *bi)
 		return -E_NOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		arr[i].rcu_snap = snaps + (size_t)i * n;
-	/* Move the boot hart: a copy with its own snapshot array, then tp. */
+	/* Move the boot hart: a copy with its own snapshot array, then the per-hart pointer. */
 	uint64_t *snap0 = arr[0].rcu_snap;
 	arr[0] = boot_cpu;
 	arr[0].rcu_snap = snap0;
 	ids[0] = boot_cpu.hartid;
-	__asm__ volatile("mv tp, %0" :: "r"(&arr[0]) : "memory");
+	arch_cpu_set(&arr[0]);
 	cpus = arr;
 	hart_ids = ids;
 	harts_max = n;

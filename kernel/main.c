@@ -15,8 +15,7 @@
 #include "paging.h"
 #include "panic.h"
 #include "printk.h"
-#include "riscv.h"
-#include "sbi.h"
+#include "arch.h"
 #include "smp.h"
 #include "timer.h"
 
@@ -48,7 +47,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	c->hartid = (uint32_t)hartid;
 	c->stack_bottom = (uint64_t)(uintptr_t)boot_stack;
 	c->stack_top = (uint64_t)(uintptr_t)boot_stack_top;
-	__asm__ volatile("mv tp, %0" :: "r"(c));
+	arch_cpu_set(c);
 	trap_init_hart();
 
 	/* The trampoline maps the low 256 GiB 1:1, so the DTB is readable. */
@@ -60,7 +59,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	if (boot_info.nmem == 0)
 		panic("the DTB lists no memory");
 
-	long sbierr = sbi_init();
+	long sbierr = arch_firmware_init();
 	if (sbierr)
 		panic("SBI BASE failed (error %ld)", sbierr);
 
@@ -88,10 +87,10 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 			 &boot_config.kernel_satp);
 	if (err)
 		panic("cannot build the kernel page table (%s)", mm_strerror(err));
-	csr_write(satp, boot_config.kernel_satp);
-	local_flush_tlb_all();
+	arch_as_switch(boot_config.kernel_satp);
+	arch_tlb_flush_all();
 	phys_map_base = DIRECT_MAP_BASE;
-	if (csr_read(satp) != boot_config.kernel_satp)
+	if (arch_as_current() != boot_config.kernel_satp)
 		panic("satp rejected %s", paging_name(boot_config.paging_levels));
 	/* Per-hart memory, sized from the device tree. */
 	err = harts_init(&boot_info);
@@ -108,7 +107,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 		panic("DTB gives no usable timebase-frequency");
 	if (timer_start_hart())
 		panic("boot hart timer did not start");
-	csr_set(sie, SIE_SSIE);
+	arch_ipi_irq_on();
 	irq_enable();
 
 	smp_start_harts(&boot_info);

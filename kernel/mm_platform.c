@@ -10,10 +10,7 @@
 #include "memlayout.h"
 #include "panic.h"
 #include "rcu.h"
-#include "remote_fence.h"
-#include "riscv.h"
-#include "sbi.h"
-#include "usatp.h"
+#include "arch.h"
 
 struct mm_as kernel_as;
 
@@ -78,15 +75,15 @@ static void kp_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 	uint64_t size = end - start;
 	if (size <= 64 * PAGE_SIZE) {
 		for (uint64_t va = start; va < end; va += PAGE_SIZE)
-			__asm__ volatile("sfence.vma %0, zero" :: "r"(va) : "memory");
+			arch_tlb_flush_page(va);
 	} else {
-		local_flush_tlb_all();
+		arch_tlb_flush_all();
 	}
 	struct hartmask all = { { 0 } };
 	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n; i++)
 		all.w[i / 64] |= 1ULL << (i % 64);
-	long e = remote_sfence_vma(&all, start, size, REMOTE_NO_ASID);
+	long e = arch_tlb_flush_remote(&all, start, size, ARCH_NO_ASID);
 	if (e)
 		panic("mm: remote sfence.vma failed (%ld)", e);
 }

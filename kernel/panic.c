@@ -1,21 +1,19 @@
 #include <stdarg.h>
 #include "panic.h"
 #include "printk.h"
-#include "riscv.h"
+#include "arch.h"
 #include "memlayout.h"
 #include "cpu.h"
-#include "sbi.h"
 
 static volatile uint32_t panicking;
 
 void machine_poweroff(int failure)
 {
-	struct sbiret r = sbi_system_reset(SBI_SRST_SHUTDOWN,
-		failure ? SBI_SRST_REASON_FAIL : SBI_SRST_REASON_NONE);
+	long err = arch_poweroff(failure);
 	irq_disable();
-	printk("patina: SRST shutdown failed (error %ld); halting\n", r.error);
+	printk("patina: SRST shutdown failed (error %ld); halting\n", err);
 	for (;;)
-		wfi();
+		arch_wait_for_interrupt();
 }
 
 /* A frame pointer is trusted only inside the kernel's .bss (where every
@@ -49,7 +47,7 @@ static void panic_enter(void)
 	irq_disable();
 	if (__atomic_exchange_n(&panicking, 1, __ATOMIC_ACQ_REL)) {
 		for (;;)
-			wfi();
+			arch_wait_for_interrupt();
 	}
 	printk_panic_mode();
 }
@@ -64,9 +62,7 @@ void panic(const char *fmt, ...)
 	va_end(ap);
 	struct cpu *c = this_cpu();
 	printk("panic: %s (hart %u)\n", msg, c ? c->hartid : 0);
-	uint64_t pc;
-	__asm__ volatile("auipc %0, 0" : "=r"(pc));
-	backtrace(pc, read_fp());
+	backtrace(arch_current_pc(), arch_frame_pointer());
 	machine_poweroff(1);
 }
 

@@ -2,7 +2,7 @@
 #include "printk.h"
 #include "kstring.h"
 #include "spinlock.h"
-#include "sbi.h"
+#include "arch.h"
 
 static spinlock_t console_lock = SPINLOCK_INIT;
 static volatile int panic_mode;
@@ -15,7 +15,7 @@ void console_write(const char *s, size_t len)
 		int got = 0;
 		for (int i = 0; i < 1000000 && !(got = spin_trylock(&console_lock)); i++)
 			cpu_relax();
-		(void)sbi_console_write(s, len);
+		(void)arch_console_write(s, len);
 		if (got)
 			spin_unlock(&console_lock);
 		irq_restore(f);
@@ -23,7 +23,7 @@ void console_write(const char *s, size_t len)
 	}
 	spin_lock(&console_lock);
 	/* Nothing useful to do if the firmware console fails. */
-	(void)sbi_console_write(s, len);
+	(void)arch_console_write(s, len);
 	spin_unlock(&console_lock);
 	irq_restore(f);
 }

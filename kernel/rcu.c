@@ -1,6 +1,6 @@
 #include "rcu.h"
 #include "cpu.h"
-#include "riscv.h"
+#include "arch.h"
 #include "timer.h"
 #include <patina/errno.h>
 
@@ -81,9 +81,9 @@ int rcu_barrier(uint64_t us)
 {
 	uint64_t end = time_after_us(us);
 	while (rcu_pending()) {
-		if (!irq_enabled() || rdtime() > end)
+		if (!irq_enabled() || arch_time_now() > end)
 			return -E_TIMEDOUT;
-		wfi();
+		arch_wait_for_interrupt();
 	}
 	return 0;
 }

@@ -1,7 +1,6 @@
 #include <patina/errno.h>
 #include "smp.h"
-#include "sbi.h"
-#include "riscv.h"
+#include "arch.h"
 #include "printk.h"
 #include "timer.h"
 #include "kernel.h"
@@ -46,26 +45,25 @@ static int give_up(struct cpu *c)
 static int start_one(uint32_t hartid, struct cpu *c)
 {
 	for (int attempt = 0; attempt < 4; attempt++) {
-		struct sbiret r = sbi_hart_start(hartid, virt_to_phys(_start_secondary),
-						 (unsigned long)(uintptr_t)c);
-		if (r.error)
-			return r.error < 0 ? (int)r.error : -1;
+		long e = arch_hart_start(hartid, virt_to_phys(_start_secondary),
+					 (unsigned long)(uintptr_t)c);
+		if (e)
+			return e < 0 ? (int)e : -1;
 		uint64_t soft = time_after_us(5000000), hard = time_after_us(60000000);
 		while (!__atomic_load_n(&c->online, __ATOMIC_ACQUIRE)) {
 			/* Stopped again: it went to _start and stopped itself. */
-			struct sbiret st = sbi_hart_get_status(hartid);
-			if (!st.error && st.value == SBI_HSM_STOPPED)
+			long st = arch_hart_state(hartid);
+			if (st == ARCH_HART_STOPPED)
 				break;
-			uint64_t now = rdtime();
-			int pending = !st.error && st.value == SBI_HSM_START_PENDING;
+			uint64_t now = arch_time_now();
+			int pending = st == ARCH_HART_START_PENDING;
 			if (now >= hard || (now >= soft && !pending))
 				break;
 			cpu_relax();
 		}
 		if (__atomic_load_n(&c->online, __ATOMIC_ACQUIRE))
 			return 1;
-		struct sbiret st = sbi_hart_get_status(hartid);
-		if (st.error || st.value != SBI_HSM_STOPPED)
+		if (arch_hart_state(hartid) != ARCH_HART_STOPPED)
 			return give_up(c);
 		printk("patina: hart %u went astray at start, starting it again\n", hartid);
 	}
@@ -132,21 +130,21 @@ void secondary_main(uint64_t hartid, void *opaque)
 {
 	struct cpu *c = opaque;
 	(void)hartid;
-	csr_write(satp, boot_config.kernel_satp);
-	local_flush_tlb_all();
+	arch_as_switch(boot_config.kernel_satp);
+	arch_tlb_flush_all();
 	trap_init_hart();
 	if (timer_start_hart())
 		printk("patina: hart %u: timer did not start\n", c->hartid);
-	csr_set(sie, SIE_SSIE);
+	arch_ipi_irq_on();
 	uint32_t waiting = 0;
 	if (!__atomic_compare_exchange_n(&c->online, &waiting, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
 		/* Too late: the boot hart gave up on this hart and goes on
 		 * without it, so it must run nothing. */
-		csr_write(sie, 0);
-		sbi_hart_stop();
+		arch_irqs_mask_all();
+		arch_hart_stop();
 		for (;;)
-			wfi();
+			arch_wait_for_interrupt();
 	}
 	sched_idle_loop();   /* kernel/mk/sched.c */
 }
@@ -155,13 +153,12 @@ void idle_loop(void)
 {
 	irq_enable();
 	for (;;)
-		wfi();
+		arch_wait_for_interrupt();
 }
 
 int ipi_send(uint32_t idx)
 {
-	struct sbiret r = sbi_send_ipi(1, cpus[idx].hartid);
-	return r.error ? -E_IO : 0;
+	return arch_ipi_send(cpus[idx].hartid) ? -E_IO : 0;
 }
 
 int ipi_ping(uint32_t from, uint32_t target)
@@ -174,7 +171,7 @@ void ipi_interrupt(void)
 {
 	struct cpu *c = this_cpu();
 	/* Clear first: a request posted after this point re-raises SSIP. */
-	csr_clear(sip, SIP_SSIP);
+	arch_ipi_clear();
 	c->ipis++;
 	struct hartmask p;
 	hartmask_take(&p, &c->ping_from);
@@ -214,7 +211,7 @@ int smp_call_wait(uint32_t idx, uint64_t us)
 		return -E_INVAL;
 	uint64_t deadline = time_after_us(us);
 	while (__atomic_load_n(&cpus[idx].call_fn, __ATOMIC_ACQUIRE)) {
-		if (rdtime() > deadline)
+		if (arch_time_now() > deadline)
 			return -E_TIMEDOUT;
 		cpu_relax();
 	}

@@ -5,7 +5,7 @@
 #define KERNEL_SPINLOCK_H
 
 #include <stdint.h>
-#include "riscv.h"
+#include "arch.h"
 
 typedef struct {
 	uint32_t next;

@@ -8,14 +8,13 @@
 #include "mm_platform.h"
 #include "cortenmm/cursor.h"
 #include "paging.h"
-#include "riscv.h"
-#include "usatp.h"
+#include "arch.h"
 
 static volatile uint64_t probe_word = 0x1234;
 
 KTEST(10, kmap_satp_mode)
 {
-	uint64_t satp = csr_read(satp);
+	uint64_t satp = arch_as_current();
 	uint64_t mode = satp >> SATP_MODE_SHIFT;
 	uint64_t want = riscv_paging_by_levels(boot_config.paging_levels)->satp_mode;
 	if (mode != want)

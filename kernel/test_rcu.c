@@ -4,7 +4,7 @@
 #include "rcu.h"
 #include "smp.h"
 #include "timer.h"
-#include "riscv.h"
+#include "arch.h"
 
 static volatile uint32_t cb_ran;
 static volatile uint32_t hold, holding;
@@ -30,8 +30,8 @@ static void reader(void *arg)
 
 static int wait_ran(uint64_t periods)
 {
-	uint64_t end = rdtime() + periods * timer_tick_period();
-	while (!__atomic_load_n(&cb_ran, __ATOMIC_ACQUIRE) && rdtime() < end)
+	uint64_t end = arch_time_now() + periods * timer_tick_period();
+	while (!__atomic_load_n(&cb_ran, __ATOMIC_ACQUIRE) && arch_time_now() < end)
 		cpu_relax();
 	return cb_ran;
 }

@@ -3,7 +3,7 @@
 #include "cpu.h"
 #include "smp.h"
 #include "timer.h"
-#include "riscv.h"
+#include "arch.h"
 
 static volatile uint32_t arrived;
 static struct hartmask arrived_mask;
@@ -25,7 +25,7 @@ static void barrier_body(void *arg)
 	__atomic_fetch_add(&arrived, 1, __ATOMIC_ACQ_REL);
 	uint64_t deadline = time_after_us(10000000);
 	while (__atomic_load_n(&arrived, __ATOMIC_ACQUIRE) < ncpus) {
-		if (rdtime() > deadline) {
+		if (arch_time_now() > deadline) {
 			__atomic_fetch_add(&barrier_timeouts, 1, __ATOMIC_RELAXED);
 			return;
 		}
@@ -80,7 +80,7 @@ KTEST(30, ipi_all_pairs)
 	uint64_t deadline = time_after_us(5000000);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		while (!mask_is_first(&cpus[i].pings_seen, ncpus, (long)i)) {
-			if (rdtime() > deadline)
+			if (arch_time_now() > deadline)
 				return KFAIL("hart %u got pings from mask %lx (first word), want every other",
 					     cpus[i].hartid, (unsigned long)cpus[i].pings_seen.w[0]);
 			cpu_relax();

@@ -2,7 +2,7 @@
 #include "ktest.h"
 #include "cpu.h"
 #include "timer.h"
-#include "riscv.h"
+#include "arch.h"
 #include "frame.h"
 
 KTEST(30, timer_tick_fires)
@@ -12,14 +12,14 @@ KTEST(30, timer_tick_fires)
 	struct cpu *c = this_cpu();
 	uint64_t period = timer_tick_period();
 	uint64_t t0 = c->ticks;
-	uint64_t start = rdtime();
+	uint64_t start = arch_time_now();
 	/* The next tick is at most one period away. The slack is wide
 	 * because under TCG the time CSR follows the host clock while the
 	 * timer interrupt is raised by QEMU's main loop: on an overloaded
 	 * host that thread can lag the vCPU by a good part of a second. */
 	uint64_t limit = start + 100 * period;
 	while (c->ticks == t0) {
-		if (rdtime() > limit)
+		if (arch_time_now() > limit)
 			return KFAIL("no timer interrupt within %lu ticks of time",
 				     (unsigned long)(100 * period));
 		cpu_relax();
@@ -42,17 +42,17 @@ KTEST(30, timer_ticks_advance)
 	 * thread that a loaded host may not run for a while, so the wait is
 	 * bounded generously (1000 periods) rather than fixed at 20: the test
 	 * is that ticks arrive on every hart, not how fast the host is. */
-	uint64_t start = rdtime();
+	uint64_t start = arch_time_now();
 	for (;;) {
 		uint32_t behind = 0;
 		for (uint32_t i = 0; i < ncpus; i++)
 			if (cpus[i].ticks - before[i] < 5)
 				behind++;
-		if (!behind || rdtime() - start >= 1000 * period)
+		if (!behind || arch_time_now() - start >= 1000 * period)
 			break;
 		cpu_relax();
 	}
-	uint64_t elapsed = rdtime() - start;
+	uint64_t elapsed = arch_time_now() - start;
 	uint32_t bad = ncpus;
 	uint64_t bad_d = 0;
 	for (uint32_t i = 0; i < ncpus && bad == ncpus; i++) {

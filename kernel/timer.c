@@ -1,8 +1,7 @@
 #include <patina/errno.h>
 #include "timer.h"
-#include "riscv.h"
+#include "arch.h"
 #include "cpu.h"
-#include "sbi.h"
 #include "printk.h"
 #include "rcu.h"
 
@@ -23,22 +22,17 @@ int timer_init(uint64_t timebase_hz, int use_sstc)
 /* Program the next event at absolute time t. */
 static int arm(uint64_t t)
 {
-	if (sstc) {
-		csr_write_stimecmp(t);
-		return 0;
-	}
-	struct sbiret r = sbi_set_timer(t);
-	return r.error ? -E_IO : 0;
+	return arch_timer_set(t, sstc) ? -E_IO : 0;
 }
 
 int timer_start_hart(void)
 {
 	struct cpu *c = this_cpu();
-	c->next_tick = rdtime() + period;
+	c->next_tick = arch_time_now() + period;
 	int err = arm(c->next_tick);
 	if (err)
 		return err;
-	csr_set(sie, SIE_STIE);
+	arch_timer_irq_on();
 	return 0;
 }
 
@@ -46,14 +40,14 @@ void timer_interrupt(int irqs_were_on)
 {
 	struct cpu *c = this_cpu();
 	c->ticks++;
-	uint64_t now = rdtime();
+	uint64_t now = arch_time_now();
 	/* Skip missed periods instead of firing a burst after a long stall. */
 	c->next_tick += period;
 	if (c->next_tick <= now)
 		c->next_tick = now + period;
 	if (arm(c->next_tick)) {
 		/* Without a timer this hart cannot tick; stop asking. */
-		csr_clear(sie, SIE_STIE);
+		arch_timer_irq_off();
 		printk("patina: hart %u: SBI set_timer failed, timer off\n", c->hartid);
 	}
 	rcu_tick(irqs_were_on);
@@ -65,12 +59,12 @@ int timer_uses_sstc(void) { return sstc; }
 
 uint64_t time_after_us(uint64_t us)
 {
-	return rdtime() + us * timebase / 1000000;
+	return arch_time_now() + us * timebase / 1000000;
 }
 
 void udelay(uint64_t us)
 {
 	uint64_t end = time_after_us(us);
-	while (rdtime() < end)
+	while (arch_time_now() < end)
 		cpu_relax();
 }

@@ -11,7 +11,7 @@
  * before any timer_start_hart. Returns 0 or -E_INVAL without a timebase. */
 int timer_init(uint64_t timebase_hz, int use_sstc);
 
-/* Arm this hart's first tick and enable the timer interrupt (sie.STIE).
+/* Arm this hart's first tick and enable the timer interrupt.
  * Returns 0 or -E_IO if the SBI call failed. */
 int timer_start_hart(void);
 
@@ -23,9 +23,9 @@ uint64_t timer_timebase(void);       /* Hz */
 uint64_t timer_tick_period(void);    /* timebase units between ticks */
 int timer_uses_sstc(void);
 
-/* Busy-wait `us` microseconds by rdtime (interrupts may run). */
+/* Busy-wait `us` microseconds by the time counter (interrupts may run). */
 void udelay(uint64_t us);
-/* rdtime value `us` microseconds from now. */
+/* Time counter value (arch_time_now) `us` microseconds from now. */
 uint64_t time_after_us(uint64_t us);
 
 #endif

@@ -1,7 +1,7 @@
 /* Trap dispatch: interrupts go to their handlers; any exception is
  * unexpected until user space exists, and is reported by panic_trap. */
 #include "trap.h"
-#include "riscv.h"
+#include "arch.h"
 #include "panic.h"
 #include "timer.h"
 #include "smp.h"
@@ -16,7 +16,7 @@ void trap_dispatch(struct trap_frame *tf)
 	if (tf->scause & SCAUSE_INTR) {
 		switch (tf->scause & ~SCAUSE_INTR) {
 		case IRQ_S_TIMER:
-			timer_interrupt((tf->sstatus & SSTATUS_SPIE) != 0);
+			timer_interrupt(arch_trap_irqs_were_on(tf));
 			return;
 		case IRQ_S_SOFT:
 			ipi_interrupt();
@@ -30,6 +30,5 @@ void trap_dispatch(struct trap_frame *tf)
 
 void trap_init_hart(void)
 {
-	csr_write(stvec, (unsigned long)(uintptr_t)trap_vector);
-	csr_write(sscratch, 0);
+	arch_trap_init_hart();
 }

@@ -24,7 +24,7 @@
  * that hits pager-managed or swapped memory fails with E_FAULT
  * (uaccess.c). */
 #include "mk.h"
-#include "riscv.h"
+#include "arch.h"
 #include <patina/pager.h>
 
 #define CAUSE_FETCH_PF 12

@@ -18,7 +18,7 @@
  * (so a fault call to a dead pager kills its client instead of hanging). */
 #include "mk.h"
 #include "kstring.h"
-#include "riscv.h"
+#include "arch.h"
 
 static struct endpoint eps[MAX_ENDPOINTS];
 

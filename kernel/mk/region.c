@@ -21,7 +21,7 @@
 #include "mk.h"
 #include "uvm_frames.h"
 #include "kstring.h"
-#include "riscv.h"
+#include "arch.h"
 
 static unsigned op_right(uint32_t op)
 {

@@ -27,11 +27,10 @@
  * leave its thread cannot form. The IPC direct switch (sched_can_direct)
  * refuses a partner that is not yet off its old hart. */
 #include "mk.h"
-#include "riscv.h"
+#include "arch.h"
 #include "smp.h"
 #include "kernel.h"
 #include "panic.h"
-#include "usatp.h"
 #include "harts.h"
 
 /* How long (timebase units, 10 MHz on QEMU virt: 50 us) an idle hart
@@ -193,10 +192,10 @@ void sched_activate(struct thread *next)
 		hartmask_set(&next->task->hart_mask, this_cpu()->index);
 		uvm_asid_activate(next->task);
 	}
-	csr_write(satp, satp);
+	arch_as_switch(satp);
 	/* Without ASIDs every AS shares tag 0: flush on each switch. */
 	if (!next->task || !arch_satp_asid(satp))
-		local_flush_tlb_all();
+		arch_tlb_flush_all();
 	rq->cur_satp = satp;
 }
 
@@ -335,14 +334,14 @@ void sched_idle_loop(void)
 	struct rq *rq = &rqs[idx];
 	struct thread *idle = &idle_threads[idx];
 	irq_disable();
-	csr_write(scounteren, 7);   /* user may read cycle, time, instret */
+	arch_user_counters_on();
 	idle->state = T_RUNNING;
 	idle->on_cpu = ONCPU_ON;
 	idle->affinity = (int)idx;
 	idle->id = -1 - (int)idx;
 	rq->idle_thread = idle;
 	rq->cur = idle;
-	rq->cur_satp = csr_read(satp);
+	rq->cur_satp = arch_as_current();
 	for (;;) {
 		irq_disable();
 		if (rq->cur_satp != boot_config.kernel_satp)
@@ -357,11 +356,11 @@ void sched_idle_loop(void)
 			/* Poll a little before sleeping: waking a hart from wfi
 			 * costs an IPI round through the firmware, which is most
 			 * of a cross-hart IPC when the partner answers quickly. */
-			uint64_t until = rdtime() + IDLE_POLL_TICKS;
-			while (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0 && rdtime() < until)
+			uint64_t until = arch_time_now() + IDLE_POLL_TICKS;
+			while (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0 && arch_time_now() < until)
 				cpu_relax();
 			if (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0)
-				wfi();   /* returns on a pending interrupt even with SIE off */
+				arch_wait_for_interrupt();   /* returns on a pending interrupt even with SIE off */
 		}
 		irq_enable();   /* take the interrupt that woke us */
 	}

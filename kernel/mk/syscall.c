@@ -4,11 +4,10 @@
 #include "mk.h"
 #include "kstring.h"
 #include "printk.h"
-#include "sbi.h"
 #include "cmd.h"
 #include "ktest.h"
 #include "frame.h"
-#include "riscv.h"
+#include "arch.h"
 #include "kernel.h"
 #include "timer.h"
 #include "rcu.h"
@@ -361,13 +360,13 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		unsigned long fl = irq_save();
 		struct rq *rq = this_rq();
 		uint64_t old = rq->cur_satp;
-		csr_write(satp, boot_config.kernel_satp);
+		arch_as_switch(boot_config.kernel_satp);
 		rq->cur_satp = boot_config.kernel_satp;
 		irq_restore(fl);
 		counts[1] = ktest_run_each(buf, &counts[0]);
 		fl = irq_save();
 		if (this_rq()->cur_satp == boot_config.kernel_satp) {
-			csr_write(satp, old);
+			arch_as_switch(old);
 			this_rq()->cur_satp = old;
 		}
 		irq_restore(fl);
@@ -428,7 +427,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_GETC:
 		r = has_cap(t, A(0), CAP_CONSOLE, R_READ);
 		if (!r) {
-			int c = sbi_console_getc();
+			int c = arch_console_getc();
 			r = c < 0 ? -E_AGAIN : c;
 		}
 		break;

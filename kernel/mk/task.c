@@ -7,7 +7,7 @@
 #include "kstring.h"
 #include "panic.h"
 #include "printk.h"
-#include "riscv.h"
+#include "arch.h"
 #include "smp.h"
 
 struct task tasks[MAX_TASKS];

@@ -1,7 +1,7 @@
 /* Threads: a static pool, each with its own kernel stack whose top holds
  * the user registers (struct uframe). */
 #include "mk.h"
-#include "riscv.h"
+#include "arch.h"
 #include "kstring.h"
 #include "panic.h"
 

@@ -1,7 +1,7 @@
 /* Copies between kernel and user memory that fail cleanly.
  *
  * The range is checked to lie in the user half first; the copy itself runs
- * in uaccess_copy (uentry.S) with sstatus.SUM set only for its duration. A
+ * in uaccess_copy (uentry.S) inside arch_uaccess_begin/end only. A
  * page fault inside it is first offered to the anonymous-memory fault
  * handler (a user buffer on a not yet touched stack page is fine); if that
  * cannot resolve it, the trap returns into uaccess_fault and the copy
@@ -16,7 +16,7 @@
  * and a dead or stuck pager can never wedge the kernel inside a copy.
  * (uaccess_fixup below only ever calls uvm_fault, never fault_to_pager.) */
 #include "mk.h"
-#include "riscv.h"
+#include "arch.h"
 
 extern long uaccess_copy(void *dst, const void *src, unsigned long n);
 extern char uaccess_copy_end[], uaccess_fault[];
@@ -31,9 +31,9 @@ int copy_from_user(void *dst, uint64_t usrc, size_t n)
 {
 	if (!user_range_ok(usrc, n))
 		return -E_FAULT;
-	csr_set(sstatus, SSTATUS_SUM);
+	arch_uaccess_begin();
 	long r = uaccess_copy(dst, (const void *)(uintptr_t)usrc, n);
-	csr_clear(sstatus, SSTATUS_SUM);
+	arch_uaccess_end();
 	return (int)r;
 }
 
@@ -41,9 +41,9 @@ int copy_to_user(uint64_t udst, const void *src, size_t n)
 {
 	if (!user_range_ok(udst, n))
 		return -E_FAULT;
-	csr_set(sstatus, SSTATUS_SUM);
+	arch_uaccess_begin();
 	long r = uaccess_copy((void *)(uintptr_t)udst, src, n);
-	csr_clear(sstatus, SSTATUS_SUM);
+	arch_uaccess_end();
 	return (int)r;
 }
 

@@ -2,7 +2,7 @@
  * in-kernel; anything else goes to the thread's fault endpoint if it has
  * one (fault.c), else kills the task), timer preemption, IPIs. */
 #include "mk.h"
-#include "riscv.h"
+#include "arch.h"
 #include "timer.h"
 #include "smp.h"
 #include "printk.h"
@@ -68,9 +68,7 @@ void return_to_user(void)
 	struct thread *th = cur_thread();
 	if (th->killed)
 		thread_exit();
-	uint64_t s = csr_read(sstatus);
-	s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_SUM | (3UL << 13));
-	s |= SSTATUS_SPIE;
-	th->uf->tf.sstatus = s;
-	user_return(th->uf);
+	struct uframe *uf = th->uf;
+	arch_trap_frame_to_user(&uf->tf);
+	user_return(uf);
 }

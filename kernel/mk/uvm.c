@@ -7,18 +7,15 @@
 #include "mk.h"
 #include "frame.h"
 #include "kernel.h"
-#include "riscv.h"
-#include "sbi.h"
+#include "arch.h"
 #include "panic.h"
 #include "kstring.h"
 #include "printk.h"
 #include "rcu.h"
 #include "mm_platform.h"
-#include "usatp.h"
 #include "paging.h"
 #include "uvm_frames.h"
 #include "harts.h"
-#include "remote_fence.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -126,18 +123,18 @@ static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 	if (hartmask_test(&mask, me)) {
 		if (whole || !asid_bits) {
 			if (asid_bits)
-				__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
+				arch_tlb_flush_asid(asid);
 			else
-				local_flush_tlb_all();
+				arch_tlb_flush_all();
 		} else {
 			for (uint64_t va = start; va < end; va += PAGE_SIZE)
-				__asm__ volatile("sfence.vma %0, %1" :: "r"(va), "r"(asid) : "memory");
+				arch_tlb_flush_page_asid(va, asid);
 		}
 	}
 	if (!remote)
 		return;
 	unsigned long fs = whole ? 0 : start, fl = whole ? (unsigned long)-1 : size;
-	long e = remote_sfence_vma(&mask, fs, fl, asid_bits ? (long)asid : REMOTE_NO_ASID);
+	long e = arch_tlb_flush_remote(&mask, fs, fl, asid_bits ? (long)asid : ARCH_NO_ASID);
 	if (e)
 		panic("uvm: remote TLB flush failed (%ld)", e);
 }
@@ -316,16 +313,7 @@ int uvm_init(void)
 	uproto = kernel_as.proto;    /* the protocol the boot line chose (kmap_build) */
 	user_top = uarch->user_last + 1;
 	/* ASID probe: how many bits does satp keep? */
-	uint64_t old = csr_read(satp);
-	csr_write(satp, old | (0xffffUL << 44));
-	uint64_t got = (csr_read(satp) >> 44) & 0xffff;
-	csr_write(satp, old);
-	local_flush_tlb_all();
-	asid_bits = 0;
-	while (got & 1) {
-		asid_bits++;
-		got >>= 1;
-	}
+	asid_bits = arch_asid_bits_probe();
 	if ((1 << asid_bits) <= MAX_TASKS)
 		asid_bits = 0;     /* too few to give each task its own */
 	return 0;
@@ -400,12 +388,12 @@ void uvm_icache_sync(struct task *t)
 	__atomic_add_fetch(&t->icache_gen, 1, __ATOMIC_SEQ_CST);
 	unsigned long f = irq_save();
 	uint32_t me = this_cpu()->index;
-	__asm__ volatile("fence.i" ::: "memory");
+	arch_icache_sync();
 	uharts[me].icache_seen[t->id] = t->icache_gen;
 	struct hartmask mask;
 	hartmask_load(&mask, &t->hart_mask);
 	irq_restore(f);
-	long e = remote_fence_i(&mask);
+	long e = arch_icache_sync_remote(&mask);
 	if (e)
 		panic("uvm: remote FENCE.I failed (%ld)", e);
 }
@@ -418,7 +406,7 @@ void uvm_asid_activate(struct task *t)
 	uint32_t me = this_cpu()->index;
 	uint32_t ig = __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE);
 	if (uharts[me].icache_seen[t->id] != ig) {
-		__asm__ volatile("fence.i" ::: "memory");
+		arch_icache_sync();
 		uharts[me].icache_seen[t->id] = ig;
 	}
 	uint16_t a = t->asid;
@@ -426,8 +414,7 @@ void uvm_asid_activate(struct task *t)
 		return;
 	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
 	if (uharts[me].seen_gen[a] != g) {
-		unsigned long asid = a;
-		__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
+		arch_tlb_flush_asid(a);
 		uharts[me].seen_gen[a] = g;
 	}
 }

@@ -5,7 +5,10 @@
   test_boundary.py SCRIPT fixture     on a copy of boundary-fixture/ the
       script must fail and report exactly the lines marked BOUNDARY-EXPECT
       (no misses, no false alarms); with those lines deleted from the copy
-      it must pass.
+      it must pass; and each planted violation alone (a marked line, or a
+      run of adjacent marked lines: one statement over several lines),
+      put back into that clean copy, must make it fail naming exactly its
+      file:line(s).
 """
 
 import os
@@ -41,6 +44,59 @@ def marked(root):
     return want
 
 
+def reported(out):
+    return set(m.group(1) for m in re.finditer(r"^(\S+:\d+): ", out, re.M))
+
+
+def units(want):
+    """The planted violations: runs of adjacent marked lines of one file,
+    as (file, [line, ...])."""
+    out = []
+    for rel, ln in sorted((w.rsplit(":", 1)[0], int(w.rsplit(":", 1)[1]))
+                          for w in want):
+        if out and out[-1][0] == rel and out[-1][1][-1] == ln - 1:
+            out[-1][1].append(ln)
+        else:
+            out.append((rel, [ln]))
+    return out
+
+
+def plant_one(clean, tree, rel, lns):
+    """tree = clean (the fixture without its marked lines) with the marked
+    lines lns of file rel put back. Returns their file:line set in tree."""
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(clean, tree)
+    with open(os.path.join(FIXTURE, rel), encoding="utf-8") as fh:
+        lines = fh.readlines()
+    keep = [l for i, l in enumerate(lines, 1) if MARK not in l or i in lns]
+    with open(os.path.join(tree, rel), "w", encoding="utf-8") as fh:
+        fh.writelines(keep)
+    before = sum(1 for l in lines[:lns[0] - 1] if MARK in l)
+    return set("%s:%d" % (rel, ln - before) for ln in lns)
+
+
+def test_each(script, clean, work, want):
+    """Each planted violation on its own fails the check, reported at its
+    file:line(s) and nothing else."""
+    bad = 0
+    tree = os.path.join(work, "one")
+    planted = units(want)
+    for rel, lns in planted:
+        where = plant_one(clean, tree, rel, lns)
+        rc, out = check(script, tree)
+        got = reported(out)
+        if rc != 1 or got != where or not re.search(
+                r"^check-boundary: \d+ violation", out, re.M):
+            print(out, end="")
+            print("FAIL: %s:%s alone: exit %d, reported %s, want exit 1 and %s"
+                  % (rel, lns, rc, sorted(got), sorted(where)))
+            bad = 1
+    if not bad:
+        print("PASS: each of %d planted violations alone fails the check at "
+              "its file:line" % len(planted))
+    return bad
+
+
 def test_fixture(script):
     work = tempfile.mkdtemp(prefix="boundary-")
     try:
@@ -52,8 +108,7 @@ def test_fixture(script):
             return 1
         rc, out = check(script, tree)
         print(out, end="")
-        got = set(m.group(1) for m in
-                  re.finditer(r"^(\S+:\d+): ", out, re.M))
+        got = reported(out)
         bad = 0
         if rc != 1:
             print("FAIL: exit %d on the planted violations, want 1" % rc)
@@ -81,7 +136,7 @@ def test_fixture(script):
         if not bad:
             print("PASS: %d planted violations reported exactly; clean copy "
                   "passes" % len(want))
-        return bad
+        return test_each(script, tree, work, want) or bad
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

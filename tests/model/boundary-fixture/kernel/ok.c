@@ -1,10 +1,14 @@
 /* Legitimate kernel code: talks about PTE_V and pte_t in comments only.
- * The cursor API is the way in: mm_lock, mm_map, mm_release. */
+ * The cursor API is the way in: mm_lock, mm_map, mm_release. The machine
+ * is reached through the hooks of arch.h, never csr_read(sstatus), wfi,
+ * sfence.vma, ecall or sbi_set_timer( in code. */
 #include "cortenmm/cursor.h"
 #include "cortenmm/mm.h"
-#include "riscv.h"
+#include "arch.h"
 
 static const char *why = "PTE_V missing, ->present( said no, satp << SATP_MODE_SHIFT";
+static const char *msg = "remote sfence.vma failed; csrr sstatus; ecall; sbi_set_timer(0); wfi";
+static const char tick = 'w'; /* rdtime, asm( */
 
 int map_one(struct mm_as *as, unsigned long va, unsigned long pa)
 {
@@ -19,9 +23,13 @@ int map_one(struct mm_as *as, unsigned long va, unsigned long pa)
 
 unsigned long paging_mode(void)
 {
-	/* reading the mode and writing an opaque, arch-built satp are fine */
-	csr_write(satp, boot_satp_value());
+	/* reading the mode and writing an opaque, arch-built satp through
+	 * the hooks are fine */
+	arch_as_switch(boot_satp_value());
+	arch_tlb_flush_all();
 	(void)why;
+	(void)msg;
+	(void)tick;
 	(void)KERNEL_FLAG;   /* kernel/pte-names is no table folder's: not a PTE name */
-	return csr_read(satp) >> SATP_MODE_SHIFT;
+	return arch_as_current() >> SATP_MODE_SHIFT;
 }

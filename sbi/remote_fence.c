@@ -1,4 +1,6 @@
-#include "remote_fence.h"
+/* The remote TLB and instruction-fetch hooks (kernel/arch.h) through SBI
+ * RFENCE: one call per 64-hart-id window (kernel/hartmask.h). */
+#include "arch.h"
 #include "cpu.h"
 #include "sbi.h"
 
@@ -10,7 +12,7 @@ struct sfence_req {
 static long sfence_window(unsigned long mask, unsigned long base, void *arg)
 {
 	const struct sfence_req *q = arg;
-	struct sbiret r = q->asid == REMOTE_NO_ASID
+	struct sbiret r = q->asid == ARCH_NO_ASID
 		? sbi_remote_sfence_vma(mask, base, q->start, q->size)
 		: sbi_remote_sfence_vma_asid(mask, base, q->start, q->size, (unsigned long)q->asid);
 	return r.error;
@@ -22,14 +24,14 @@ static long fence_i_window(unsigned long mask, unsigned long base, void *arg)
 	return sbi_remote_fence_i(mask, base).error;
 }
 
-long remote_sfence_vma(const struct hartmask *m, uint64_t start, uint64_t size, long asid)
+long arch_tlb_flush_remote(const struct hartmask *m, uint64_t start, uint64_t size, long asid)
 {
 	struct sfence_req q = { start, size, asid };
 	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
 	return hartmask_windows(m, (long)this_cpu()->index, hart_ids, n, sfence_window, &q);
 }
 
-long remote_fence_i(const struct hartmask *m)
+long arch_icache_sync_remote(const struct hartmask *m)
 {
 	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
 	return hartmask_windows(m, (long)this_cpu()->index, hart_ids, n, fence_i_window, NULL);

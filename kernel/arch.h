@@ -1,0 +1,164 @@
+/* The kernel's hooks into the machine: the only way kernel/ (and
+ * kernel/mk/) reaches CSRs, privileged instructions or the firmware.
+ * This header says what each hook must do; the ISA's folder implements
+ * them in "arch_hooks.h" (found on the include path: arch-riscv/ today),
+ * static inline where a hook sits on the trap, syscall, IPC or switch
+ * path, out of line where the firmware is called anyway.
+ * scripts/check-boundary rejects CSR access, privileged instructions,
+ * inline assembly and SBI calls anywhere outside the arch folders and
+ * sbi/. docs/porting.md lists the hooks with what a new ISA's port
+ * writes. */
+#ifndef KERNEL_ARCH_H
+#define KERNEL_ARCH_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+struct hartmask;
+struct trap_frame;
+struct mm_as;
+
+/* --- this hart --- */
+
+/* Make c this hart's per-hart pointer (this_cpu()). Boot and hart start
+ * only, before anything calls this_cpu(). */
+static inline void arch_cpu_set(void *c);
+/* This hart's per-hart pointer: one register read, any context. */
+static inline void *arch_cpu_get(void);
+
+/* --- interrupts and idle --- */
+
+/* Disable this hart's interrupts; returns the previous state for
+ * irq_restore, so nested sections restore correctly. */
+static inline unsigned long irq_save(void);
+static inline void irq_restore(unsigned long flags);
+static inline void irq_enable(void);
+static inline void irq_disable(void);
+/* Nonzero while this hart takes interrupts. */
+static inline int irq_enabled(void);
+/* Spin-wait pause: a few cycles, no side effects. */
+static inline void cpu_relax(void);
+/* Stop until an interrupt is pending (returns even with interrupts
+ * disabled; the interrupt is then taken when they are enabled). */
+static inline void arch_wait_for_interrupt(void);
+/* Mask every interrupt source of this hart (a hart about to stop). */
+static inline void arch_irqs_mask_all(void);
+
+/* --- traps --- */
+
+/* Point this hart's traps at the kernel's trap vector. Every hart, at
+ * start, before interrupts are enabled. */
+static inline void arch_trap_init_hart(void);
+/* Edit the saved status of tf so that returning through it enters user
+ * mode with interrupts enabled and no kernel access to user memory.
+ * Needs: interrupts off (the live status is its template). */
+static inline void arch_trap_frame_to_user(struct trap_frame *tf);
+/* Nonzero when the context that took trap tf had interrupts enabled. */
+static inline int arch_trap_irqs_were_on(const struct trap_frame *tf);
+/* The caller's program counter and frame pointer, for a backtrace. */
+static inline uint64_t arch_current_pc(void);
+static inline uint64_t arch_frame_pointer(void);
+
+/* --- time and the timer --- */
+
+/* The time counter (timebase units, from the device tree). */
+static inline uint64_t arch_time_now(void);
+/* Program this hart's next timer interrupt at absolute time `when`;
+ * direct: through the hart's own compare register (the caller knows
+ * every hart has one), else through the firmware. 0 or a firmware
+ * error. */
+static inline long arch_timer_set(uint64_t when, int direct);
+/* Enable / disable this hart's timer interrupt. */
+static inline void arch_timer_irq_on(void);
+static inline void arch_timer_irq_off(void);
+
+/* --- inter-processor interrupts --- */
+
+/* Raise a software interrupt on the hart with this hardware id.
+ * 0 or a firmware error. */
+static inline long arch_ipi_send(uint32_t hartid);
+/* Acknowledge this hart's software interrupt; one raised after this
+ * call is taken again. */
+static inline void arch_ipi_clear(void);
+/* Enable this hart's software interrupt. */
+static inline void arch_ipi_irq_on(void);
+
+/* --- address spaces and the TLB --- */
+
+/* The token that selects an address space: as's root with the paging
+ * mode of `levels` levels, tagged with asid. Opaque to the kernel, which
+ * only compares, stores and switches to it. */
+static inline uint64_t arch_user_satp(const struct mm_as *as, unsigned levels, uint16_t asid);
+/* The tag (ASID) of a token; 0: untagged, flushed at every switch. */
+static inline uint16_t arch_satp_asid(uint64_t token);
+/* Switch this hart to the address space of a token / the one it runs
+ * now. Switching does not flush: the caller flushes when tags cannot
+ * tell spaces apart. */
+static inline void arch_as_switch(uint64_t token);
+static inline uint64_t arch_as_current(void);
+/* How many address-space tag (ASID) bits this hart implements, 0 if
+ * none. Probes by writing the live token, so: boot, interrupts off. */
+static inline int arch_asid_bits_probe(void);
+
+/* This hart's TLB: everything; one page in every address space; one
+ * tag; one page of one tag. Return once later accesses see the tables. */
+static inline void arch_tlb_flush_all(void);
+static inline void arch_tlb_flush_page(uint64_t va);
+static inline void arch_tlb_flush_asid(unsigned long asid);
+static inline void arch_tlb_flush_page_asid(uint64_t va, unsigned long asid);
+
+#define ARCH_NO_ASID (-1L)
+/* Flush [start, start + size) (size -1: everything), of tag `asid` only
+ * unless it is ARCH_NO_ASID, on every online hart whose logical index is
+ * set in m except this one. Returns once every target flushed: 0, or the
+ * first firmware error (harts before it were flushed). Any context. */
+long arch_tlb_flush_remote(const struct hartmask *m, uint64_t start, uint64_t size,
+			   long asid);
+
+/* Make instruction fetch on this hart see earlier data stores. */
+static inline void arch_icache_sync(void);
+/* The same on every online hart in m except this one; 0 or the first
+ * firmware error. Any context. */
+long arch_icache_sync_remote(const struct hartmask *m);
+
+/* --- user memory and user mode --- */
+
+/* Bracket a kernel access to user memory (user pages are off limits to
+ * the kernel outside it). Never nested, never across a sleep. */
+static inline void arch_uaccess_begin(void);
+static inline void arch_uaccess_end(void);
+/* Let user mode read the cycle, time and instruction counters. Every
+ * hart, once. */
+static inline void arch_user_counters_on(void);
+
+/* --- firmware: console, harts, power --- */
+
+/* Probe the firmware. 0, or its error (then only the early console
+ * works). Boot hart, once, before any other firmware hook. */
+static inline long arch_firmware_init(void);
+/* Write all of buf (a kernel address) to the console; 0 or the first
+ * firmware error. Callers serialise. */
+static inline long arch_console_write(const char *buf, size_t len);
+/* A byte from the console, or -1 if none is waiting. */
+static inline int arch_console_getc(void);
+
+enum arch_hart_state {
+	ARCH_HART_STARTED,
+	ARCH_HART_STOPPED,
+	ARCH_HART_START_PENDING,
+	ARCH_HART_OTHER,           /* stopping, suspended, ... */
+};
+/* Start hart `hartid` at physical address entry_pa (its boot code gets
+ * hartid and opaque). 0 or a (negative) firmware error. */
+static inline long arch_hart_start(uint32_t hartid, uint64_t entry_pa, unsigned long opaque);
+/* enum arch_hart_state of hart `hartid`, or a negative firmware error. */
+static inline long arch_hart_state(uint32_t hartid);
+/* Stop this hart for good. Returns only if the firmware refused. */
+static inline void arch_hart_stop(void);
+/* Power the machine off, reporting failure or success to whoever runs
+ * it. Returns only if that failed, with the firmware's error. */
+static inline long arch_poweroff(int failure);
+
+#include "arch_hooks.h"
+
+#endif
