@@ -7,7 +7,9 @@
  * (task, endpoint, frame); the last one frees it. Thread and reply caps
  * hold none: they name (thread, gen[, call]) and are dead once the thread
  * is (so dead threads never pin pool slots).
- * Everything here needs mk_lock. */
+ * Everything here needs mk_lock. The slot fields a lookup reads are also
+ * written under the owner's cspace_lock (install, delete), so a lookup
+ * may run under that lock alone (region transactions, region.c). */
 #include "mk.h"
 #include "kstring.h"
 
@@ -90,8 +92,10 @@ static void cap_put_obj(struct cap *c)
 void cap_install(struct cap *dst, const struct cap *proto, struct cap *parent)
 {
 	struct task *owner = dst->owner;
+	spin_lock(&owner->cspace_lock);
 	*dst = *proto;
 	dst->owner = owner;
+	spin_unlock(&owner->cspace_lock);
 	dst->child = NULL;
 	dst->parent = parent;
 	dst->prev = NULL;
@@ -168,8 +172,10 @@ void cap_delete(struct cap *c)
 		ipc_ep_cap_gone(c);
 	struct cap copy = *c;
 	struct task *owner = c->owner;
+	spin_lock(&owner->cspace_lock);
 	memset(c, 0, sizeof *c);
 	c->owner = owner;
+	spin_unlock(&owner->cspace_lock);
 	ncaps--;
 	cap_put_obj(&copy);
 }

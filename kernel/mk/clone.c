@@ -76,7 +76,7 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 
 	int err = 0;
 	auth_read_lock();
-	unsigned long f = spin_lock_irqsave(&mk_lock);
+	unsigned long f = spin_lock_irqsave(&t->cspace_lock);   /* not mk_lock: region.c */
 	struct cap *sc = cap_lookup(t, src, CAP_REGION, R_QUERY | R_MAP, &err);
 	struct cap *dc = sc ? cap_lookup(t, dst, CAP_REGION, R_MAP, &err) : NULL;
 	struct task *S = NULL, *D = NULL;
@@ -87,18 +87,15 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 			err = -E_RANGE;
 		else if (S == D)
 			err = -E_INVAL;
-		else if (S->state != TASK_ALIVE || D->state != TASK_ALIVE)
-			err = -E_DEAD;
 	}
+	unsigned allowed = dc ? cap_page_rights(dc->rights) : 0;
+	spin_unlock_irqrestore(&t->cspace_lock, f);
+	if (!err && !(err = task_txn_try_begin(S)) && (err = task_txn_try_begin(D)))
+		task_txn_end(S);
 	if (err) {
-		spin_unlock_irqrestore(&mk_lock, f);
 		auth_read_unlock();
 		return err;
 	}
-	unsigned allowed = cap_page_rights(dc->rights);
-	task_txn_begin(S);
-	task_txn_begin(D);
-	spin_unlock_irqrestore(&mk_lock, f);
 
 	struct mm_cursor cs, cd;
 	struct mm_cursor *first = S->id < D->id ? &cs : &cd, *second = first == &cs ? &cd : &cs;

@@ -140,6 +140,11 @@ struct task {
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
 	struct thread *threads;
 	struct cap cspace[CSPACE_SLOTS];
+	/* Guards what a lookup reads of a slot (type, rights, range, object):
+	 * cap_install and cap_delete write those under it, so a region
+	 * transaction can decode its caps without mk_lock. A leaf lock: taken
+	 * inside mk_lock, never the other way round. */
+	spinlock_t cspace_lock;
 	/* Quotas, carved from the parent's at creation (see task.c). Frames:
 	 * data frames charged to us (frames_used) + PT pages and metadata
 	 * arrays (as.nr_frames) + frames a transaction has reserved for PT
@@ -237,7 +242,7 @@ struct task *task_alloc(struct task *parent, long frame_quota);  /* mk_lock NOT 
 long sys_task_create(struct task *t, long self, long dst, long quota);
 void task_exit(struct task *t, int status);          /* mk_lock held: kill all threads */
 void task_put(struct task *t);                       /* mk_lock held */
-void task_txn_begin(struct task *t);                 /* mk_lock held, t alive: a transaction on t's AS starts */
+int task_txn_try_begin(struct task *t);              /* mk_lock NOT held: a transaction on t's AS starts (0), or t is not alive (-E_DEAD) */
 void task_txn_end(struct task *t);                   /* mk_lock NOT held: it ended */
 void task_thread_left(struct thread *th);            /* mk_lock held: dead th is off every hart */
 void reaper_start(void);
@@ -287,6 +292,7 @@ unsigned long eps_live(void);
 
 /* --- region.c --- */
 long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n);
+long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct region_op *ops, long n);
 
 /* --- fault.c: fault endpoints (pagers) --- */
 long sys_fault_ep_set(struct task *t, long target, long ep);

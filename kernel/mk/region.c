@@ -130,28 +130,27 @@ static int evict(struct task *t, struct mm_cursor *c, struct region_op *op, uint
 	return 0;
 }
 
-long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n)
+/* Needs: ops in kernel memory, 1 <= n <= REGION_MAX_OPS; no lock held
+ * but possibly mk_lock (nothing here takes it unless an EVICT succeeds:
+ * the test region_txn_no_mk_lock holds it). Returns -E_* when decode
+ * refuses (nothing changed), else the number of ops that succeeded, each
+ * op's result and outputs written into ops[]. */
+long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct region_op *ops, long n)
 {
-	struct region_op ops[REGION_MAX_OPS];
 	uint64_t frame_pa[REGION_MAX_OPS];
 	uint8_t counted[REGION_MAX_OPS];    /* MAP: the frame's map count was taken at decode */
-	if (n < 1 || n > REGION_MAX_OPS)
-		return -E_INVAL;
-	if (copy_from_user(ops, uops, (size_t)n * sizeof ops[0]))
-		return -E_FAULT;
 	if ((lo | hi) & (PAGE_SIZE - 1) || lo >= hi)
 		return -E_INVAL;
 
-	/* Decode. */
+	/* Decode, under our CSpace lock, not mk_lock: a map, unmap or protect
+	 * on one hart does not wait for IPC or cap work on another. */
 	int err = 0;
 	auth_read_lock();
-	unsigned long f = spin_lock_irqsave(&mk_lock);
+	unsigned long f = spin_lock_irqsave(&t->cspace_lock);
 	struct cap *rc = cap_lookup(t, slot, CAP_REGION, 0, &err);
 	struct task *target = rc ? rc->o.task : NULL;
 	if (rc && (lo < rc->lo || hi > rc->hi))
 		err = -E_RANGE;
-	if (!err && target->state != TASK_ALIVE)
-		err = -E_DEAD;
 	for (long i = 0; i < n; i++)
 		frame_pa[i] = 0, counted[i] = 0;
 	for (long i = 0; !err && i < n; i++) {
@@ -201,16 +200,26 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 		for (long i = 0; i < n; i++)
 			if (counted[i])
 				uvm_frame_unmapped(frame_pa[i]);
-		spin_unlock_irqrestore(&mk_lock, f);
+		spin_unlock_irqrestore(&t->cspace_lock, f);
 		auth_read_unlock();
 		return err;
 	}
-	/* Hold what the ops need across the transaction. */
-	task_txn_begin(target);
+	/* Hold what the ops need across the transaction: the frames (their
+	 * caps may go once the lock drops) and the target's address space. */
 	for (long i = 0; i < n; i++)
 		if (frame_pa[i])
 			uvm_frame_get(frame_pa[i]);
-	spin_unlock_irqrestore(&mk_lock, f);
+	spin_unlock_irqrestore(&t->cspace_lock, f);
+	err = task_txn_try_begin(target);
+	if (err) {
+		for (long i = 0; i < n; i++)
+			if (frame_pa[i]) {
+				uvm_frame_unmapped(frame_pa[i]);
+				uvm_frame_put(frame_pa[i]);
+			}
+		auth_read_unlock();
+		return err;
+	}
 
 	/* Perform. */
 	struct mm_cursor c;
@@ -314,7 +323,18 @@ long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_
 	}
 	task_txn_end(target);
 	auth_read_unlock();
-	if (copy_to_user(uops, ops, (size_t)n * sizeof ops[0]))
+	return done;
+}
+
+long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n)
+{
+	struct region_op ops[REGION_MAX_OPS];
+	if (n < 1 || n > REGION_MAX_OPS)
+		return -E_INVAL;
+	if (copy_from_user(ops, uops, (size_t)n * sizeof ops[0]))
+		return -E_FAULT;
+	long done = region_txn(t, slot, lo, hi, ops, n);
+	if (done >= 0 && copy_to_user(uops, ops, (size_t)n * sizeof ops[0]))
 		return -E_FAULT;
 	return done;
 }

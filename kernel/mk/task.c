@@ -149,7 +149,8 @@ static struct task *task_create(struct task *parent, const struct quota *q, int 
 void task_exit(struct task *t, int status)
 {
 	if (t->state == TASK_ALIVE) {
-		t->state = TASK_DYING;
+		/* Before the reaper reads as_users: see task_txn_try_begin. */
+		__atomic_store_n(&t->state, TASK_DYING, __ATOMIC_SEQ_CST);
 		t->exit_status = status;
 		for (struct thread *th = t->threads; th; th = th->task_next) {
 			thread_kill_locked(th);
@@ -192,12 +193,21 @@ void task_put(struct task *t)
 	}
 }
 
-/* Needs mk_lock; t is alive (checked under the same hold). Other tasks'
- * transactions on t's address space are counted so the reaper does not
- * destroy it under them. Atomic: task_txn_end runs without mk_lock. */
-void task_txn_begin(struct task *t)
+/* Needs: mk_lock NOT held; t named by a region cap the caller looked up
+ * and cannot lose meanwhile (it holds the revoke barrier's read side), so
+ * t's slot is not reused. Counts a transaction on t's address space so the
+ * reaper does not destroy it underneath: 0, or -E_DEAD (nothing counted)
+ * when t is no longer alive. Count first, then read the state, both
+ * sequentially consistent; task_exit makes t not alive before the reaper
+ * reads as_users (reap_ready), so either the reaper sees this count and
+ * waits, or this sees the death and backs off. No mk_lock needed. */
+int task_txn_try_begin(struct task *t)
 {
 	__atomic_add_fetch(&t->as_users, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == TASK_ALIVE)
+		return 0;
+	task_txn_end(t);
+	return -E_DEAD;
 }
 
 /* Needs: mk_lock NOT held. The last transaction on a dying task's address

@@ -1,6 +1,6 @@
-/* The cursor's life: lock (validate, refill the pool, run the protocol),
- * and release (flush, unlock, release frames, retire PT pages). The
- * contract is in cortenmm/cursor.h. */
+/* The cursor's life: lock (validate, refill the pool, run the protocol,
+ * wait for overlapping late flushes), and release (unlock, flush, release
+ * frames, retire PT pages). The contract is in cortenmm/cursor.h. */
 #include "internal.h"
 
 /* Pool target: what the worst single operation can need (mark/unmap with
@@ -21,6 +21,66 @@ int mm_lock(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t end)
 	return mm_lock_last(c, as, start, end - 1);
 }
 
+/* Late flushes (see mm_as.flush_locked). A commit that has something to
+ * flush claims a slot while it still holds its locks, publishes the range,
+ * drops the locks, flushes, releases the unmapped frames and only then
+ * frees the slot. A transaction whose range overlaps a published one
+ * waits, after it has its own locks, until that flush is done: so it never
+ * sees a page whose old translation some hart may still use (a cleared
+ * dirty bit with a stale writable entry, a free page still reachable).
+ * Overlapping ranges always share a PT-page lock, which orders the
+ * publication before the waiter's check; a transaction filling a slot
+ * (state 1) holds its locks, so it cannot overlap the waiter. */
+static bool late_overlaps(const struct mm_flush_slot *s, uint64_t lo, uint64_t hi)
+{
+	return __atomic_load_n(&s->lo, __ATOMIC_RELAXED) <= hi &&
+	       lo <= __atomic_load_n(&s->hi, __ATOMIC_RELAXED);
+}
+
+/* Needs: c's locks held. Returns once no published late flush overlaps
+ * c's range. */
+static void late_wait(struct mm_cursor *c)
+{
+	struct mm_as *as = c->as;
+	if (!__atomic_load_n(&as->nr_late, __ATOMIC_ACQUIRE))
+		return;
+	for (unsigned i = 0; i < MM_FLUSH_SLOTS; i++) {
+		struct mm_flush_slot *s = &as->late[i];
+		while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2 &&
+		       late_overlaps(s, c->start, c->last))
+			as->plat->relax();
+	}
+}
+
+/* Needs: c's locks held, a flush pending. A slot now holding c's flush
+ * range as in flight, or -1 when every slot is busy (flush under the
+ * locks then). */
+static int late_publish(struct mm_cursor *c)
+{
+	struct mm_as *as = c->as;
+	for (int i = 0; i < MM_FLUSH_SLOTS; i++) {
+		struct mm_flush_slot *s = &as->late[i];
+		uint32_t free = 0;
+		if (__atomic_load_n(&s->state, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&s->state, &free, 1, false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&s->lo, c->flush_lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->hi, c->flush_hi, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&as->nr_late, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
+		return i;
+	}
+	return -1;
+}
+
+/* The flush of slot i is done (every hart acknowledged it). */
+static void late_done(struct mm_as *as, int i)
+{
+	__atomic_sub_fetch(&as->nr_late, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&as->late[i].state, 0, __ATOMIC_RELEASE);
+}
+
 int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t last)
 {
 	c->as = as;
@@ -37,6 +97,8 @@ int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t
 	int err = as->proto->lock(c);
 	if (err)
 		mm_resv_return(c);
+	else
+		late_wait(c);
 	return err;
 }
 
@@ -99,8 +161,23 @@ static void commit(struct mm_cursor *c, bool *empty_cover)
 	mm_resv_return(c);
 	*empty_cover = c->cover->nr_live == 0 && c->cover_level < as->arch->levels &&
 		       (!as->proto->vma || as->proto->vma->prune_cover(c));
-	flush_now(c);
+	int late = c->flush && !as->flush_locked && !as->proto->vma ? late_publish(c) : -1;
+	if (late < 0)
+		flush_now(c);
 	as->proto->unlock(c);
+	if (late >= 0) {
+#ifndef MM_MUTANT_RELEASE_BEFORE_FLUSH
+		flush_now(c);
+#else
+		/* Seeded bug (tests/model, tlb-mutant-early-release): the unmapped
+		 * frames go back before any hart has flushed them. */
+		for (unsigned i = 0; i < c->nr_rel; i++)
+			as->plat->frame_release(c->rel_pa[i], c->rel_level[i]);
+		c->nr_rel = 0;
+		flush_now(c);
+#endif
+		late_done(as, late);
+	}
 	struct mm_page *pg = c->dead;
 	c->dead = 0;
 	while (pg) {

@@ -3,8 +3,10 @@
 #ifndef PATINA_TESTUTIL_H
 #define PATINA_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* CHECK(cond, fmt, ...): if cond is false, print "FAIL file:line: <fmt>"
  * to stderr and call check_failed(void), which a test that uses CHECK
@@ -38,6 +40,18 @@ static inline uint64_t xorshift64(uint64_t *s)
 static inline uint64_t xorshift64_below(uint64_t *s, uint64_t n)
 {
 	return xorshift64(s) % n;
+}
+
+/* The options every host program shares: if argv[*i] is "--arch NAME" or
+ * "--mm NAME", store NAME, step *i onto it and return true. */
+static inline bool arg_arch_mm(int argc, char **argv, int *i, const char **arch,
+			       const char **mm)
+{
+	const char **to = !strcmp(argv[*i], "--arch") ? arch : !strcmp(argv[*i], "--mm") ? mm : NULL;
+	if (!to || *i + 1 >= argc)
+		return false;
+	*to = argv[++*i];
+	return true;
 }
 
 #endif

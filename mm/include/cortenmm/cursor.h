@@ -8,9 +8,14 @@
  *    act on sub-ranges of the locked range. Each either succeeds completely
  *    or fails with an error code and leaves the tree as it was (it reserves
  *    every frame it may need before it changes anything).
- *  - mm_release commits: TLB flush of what was removed or downgraded, then
- *    locks are dropped, then unmapped frames go to plat->frame_release and
- *    removed PT pages are freed (adv: after an RCU grace period).
+ *  - mm_release commits: the locks are dropped, then the TLB is flushed of
+ *    what was removed or downgraded (before the locks drop for protocol vma
+ *    and when as->flush_locked is set), then unmapped frames go to
+ *    plat->frame_release and removed PT pages are freed (adv: after an RCU
+ *    grace period). It returns after the flush. A transaction overlapping
+ *    a flush still in flight waits for it inside mm_lock, so no
+ *    transaction ever sees a range whose old translations are still
+ *    usable somewhere.
  *  - A cursor belongs to one thread; it may not be held across a return to
  *    user mode or a blocking wait. Do not lock a second range while holding
  *    one (deadlock); lock the union instead.

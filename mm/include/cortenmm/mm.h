@@ -48,6 +48,14 @@ struct mm_vma_space {
 	uint32_t nr_empty;          /* slab frames with no node in use */
 };
 
+/* A TLB flush a committed transaction issues after dropping its locks
+ * (cursor.c): its range, while the flush is in flight. */
+#define MM_FLUSH_SLOTS 8
+struct mm_flush_slot {
+	uint32_t state;           /* 0 free, 1 being filled, 2 in flight (atomic) */
+	uint64_t lo, hi;          /* inclusive */
+};
+
 struct mm_as {
 	const struct pt_arch *arch;
 	const struct mm_protocol *proto;
@@ -57,6 +65,14 @@ struct mm_as {
 	void *ctx;                /* platform's own per-AS data (hart mask, ASID) */
 	uint64_t nr_frames;       /* PT pages + metadata arrays owned (atomic) */
 	bool sealed;              /* kernel AS after mm_as_kernel_seal: root entries fixed */
+	/* Flush before dropping the locks, as a two-level MM does (always for
+	 * protocol "vma"; the platform may set it for rw and adv to measure
+	 * what the late flush buys). Otherwise a commit drops its locks first
+	 * and flushes after, and a later transaction over the same addresses
+	 * waits at lock for flushes still in flight there. */
+	bool flush_locked;
+	uint32_t nr_late;         /* slots in state 2 (atomic) */
+	struct mm_flush_slot late[MM_FLUSH_SLOTS];
 	struct mm_vma_space vma;  /* protocol "vma" only */
 };
 

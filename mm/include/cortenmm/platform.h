@@ -115,12 +115,14 @@ struct mm_platform {
 	/* Entries in [start, end) of `as` were removed or downgraded. Return
 	 * only when no hart can use the old translations any more (flush every
 	 * hart that ran `as`; as->ctx is the platform's per-AS data, e.g. hart
-	 * mask and ASID). Called by mm_release (and mid-transaction when the
-	 * cursor's batch of released frames fills) WHILE THE CURSOR STILL HOLDS
-	 * ITS PT-PAGE LOCKS, so that no other transaction can see the range
-	 * committed before the flush. A kernel must therefore flush by means
-	 * that do not need the targets to take those locks (SBI RFENCE does).
-	 * Data frames and PT pages are released only after this returns. */
+	 * mask and ASID). Called by mm_release after it dropped the cursor's
+	 * locks (a later transaction over the same addresses waits in mm_lock
+	 * until this returned), or with the locks still held: mid-transaction
+	 * when the cursor's batch of released frames fills, for protocol vma,
+	 * with as->flush_locked, and when every late-flush slot is busy. A
+	 * kernel must therefore flush by means that do not need the targets to
+	 * take core locks (SBI RFENCE does). Data frames and PT pages are
+	 * released only after this returns. */
 	void (*tlb_flush)(struct mm_as *as, uint64_t start, uint64_t end);
 
 	/* --- diagnostics --- */
