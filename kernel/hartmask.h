@@ -28,6 +28,12 @@ static inline void hartmask_set(struct hartmask *m, uint32_t idx)
 	__atomic_fetch_or(&m->w[idx / 64], 1ULL << (idx % 64), __ATOMIC_SEQ_CST);
 }
 
+/* Clear bit idx, atomically; any context. */
+static inline void hartmask_clear(struct hartmask *m, uint32_t idx)
+{
+	__atomic_fetch_and(&m->w[idx / 64], ~(1ULL << (idx % 64)), __ATOMIC_SEQ_CST);
+}
+
 /* Whether bit idx is set (one atomic load of its word). */
 static inline int hartmask_test(const struct hartmask *m, uint32_t idx)
 {

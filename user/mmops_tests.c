@@ -703,3 +703,44 @@ out:
 		return 1;
 	return counters_back(&before, why);
 }
+
+/* mm_tlb_targets: flushes of an address space go only to harts that have
+ * it loaded now. A thread of ours spinning on another hart adds that hart;
+ * once it has exited (its hart went idle on the kernel's address space)
+ * only ours is left. */
+static volatile int tt_state;    /* 0 starting, 1 spinning, 2 told to stop */
+
+static void tt_spin(void *unused)
+{
+	(void)unused;
+	__atomic_store_n(&tt_state, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&tt_state, __ATOMIC_ACQUIRE) == 1)
+		;    /* in user mode: our address space stays loaded there */
+}
+
+int mm_tlb_targets(char *why)
+{
+	long th = -1;
+	if (ncpus() < 2)
+		return 0;    /* one hart: there is no other to drop */
+	int other = self_hart() == 0 ? 1 : 0;
+	tt_state = 0;
+	th = uthread_start(tt_spin, NULL, other, 1);
+	CK(th >= 0, "thread start: %s", err_name(th));
+	while (!__atomic_load_n(&tt_state, __ATOMIC_ACQUIRE))
+		sys_yield();
+	long both = dbg(DBG_AS_HARTS, 0, 0);
+	__atomic_store_n(&tt_state, 2, __ATOMIC_RELEASE);
+	long after = both;
+	for (int i = 0; i < 2000 && after >= 2; i++) {
+		sys_yield();
+		after = dbg(DBG_AS_HARTS, 0, 0);
+	}
+	CK(both >= 2, "with a thread of ours running on hart %d: %ld harts targeted", other, both);
+	CK(after == 1, "after that thread exited: %ld harts targeted (want 1: ours)", after);
+out:
+	__atomic_store_n(&tt_state, 2, __ATOMIC_RELEASE);
+	if (th >= 0)
+		cap_delete(th), slot_release(th);
+	return why[0] ? 1 : 0;
+}

@@ -99,5 +99,6 @@ int mm_pager_ops_confined(char *why);
 int mm_bad_input(char *why);
 int mm_evict_roundtrip(char *why);
 int mm_evict_charge(char *why);
+int mm_tlb_targets(char *why);
 
 #endif

@@ -750,6 +750,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "mm_bad_input", mm_bad_input },
 	{ "mm_evict_roundtrip", mm_evict_roundtrip },
 	{ "mm_evict_charge", mm_evict_charge },
+	{ "mm_tlb_targets", mm_tlb_targets },
 	{ "pg_fault_message", pg_fault_message },
 	{ "pg_fault_kill_reply", pg_fault_kill_reply },
 	{ "pg_fault_garbage_reply", pg_fault_garbage_reply },

@@ -78,6 +78,7 @@ enum patina_dbg {
 	DBG_UFAULTS,           /* () -> user-copy faults the kernel recovered from */
 	DBG_MMINFO,            /* () -> paging levels | mm mode (0 adv, 1 rw, 2 vma) << 8 */
 	DBG_HARTID,            /* (hart) -> the hart id of logical hart `hart` (0..harts online - 1) */
+	DBG_AS_HARTS,          /* () -> harts with the caller's address space loaded now (TLB-shootdown targets) */
 };
 
 /* Kernel resource counters, to check that nothing leaks. */

@@ -136,7 +136,8 @@ struct task {
 	struct mm_as as;
 	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
-	struct hartmask hart_mask;  /* logical harts that ran this AS (TLB shootdown) */
+	struct hartmask hart_mask;  /* logical harts with this AS loaded now (TLB shootdown) */
+	uint32_t tlb_gen;           /* moves on at each flush of this AS (uvm.c) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
 	struct thread *threads;
 	struct cap cspace[CSPACE_SLOTS];
@@ -184,6 +185,7 @@ struct rq {
 	struct thread *idle_thread;
 	uint16_t cur_asid;
 	uint64_t cur_satp;
+	struct task *as_task;       /* whose address space cur_satp is (NULL: the kernel's) */
 	uint64_t switches;
 };
 extern struct rq *rqs;      /* harts_max of them (sched_init_harts) */

@@ -188,14 +188,22 @@ void sched_activate(struct thread *next)
 	uint64_t satp = next->task ? uvm_satp(next->task) : boot_config.kernel_satp;
 	if (satp == rq->cur_satp)
 		return;      /* same address space: its hart_mask bit is already set */
+	uint32_t me = this_cpu()->index;
 	if (next->task) {
-		hartmask_set(&next->task->hart_mask, this_cpu()->index);
+		hartmask_set(&next->task->hart_mask, me);
 		uvm_asid_activate(next->task);
 	}
 	arch_as_switch(satp);
 	/* Without ASIDs every AS shares tag 0: flush on each switch. */
 	if (!next->task || !arch_satp_asid(satp))
 		arch_tlb_flush_all();
+	/* The old address space is no longer loaded here: flushes of it stop
+	 * targeting this hart. What its ASID may still tag in our TLB is
+	 * flushed when we load it again, if it was flushed meanwhile
+	 * (uvm_asid_activate compares its tlb_gen). */
+	if (rq->as_task && rq->as_task != next->task)
+		hartmask_clear(&rq->as_task->hart_mask, me);
+	rq->as_task = next->task;
 	rq->cur_satp = satp;
 }
 

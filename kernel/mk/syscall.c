@@ -359,16 +359,14 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		int counts[2];
 		unsigned long fl = irq_save();
 		struct rq *rq = this_rq();
-		uint64_t old = rq->cur_satp;
 		arch_as_switch(boot_config.kernel_satp);
 		rq->cur_satp = boot_config.kernel_satp;
 		irq_restore(fl);
 		counts[1] = ktest_run_each(buf, &counts[0]);
+		/* Back to our address space the scheduler's way, on whichever
+		 * hart a test left us: its hart_mask bit set there. */
 		fl = irq_save();
-		if (this_rq()->cur_satp == boot_config.kernel_satp) {
-			arch_as_switch(old);
-			this_rq()->cur_satp = old;
-		}
+		sched_activate(cur_thread());
 		irq_restore(fl);
 		long c2[2] = { counts[0], counts[1] };
 		return copy_to_user(b, c2, sizeof c2);
@@ -412,6 +410,12 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		return (long)uaccess_faults_fixed;
 	case DBG_HARTID:
 		return a < __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE) ? (long)cpus[a].hartid : -E_INVAL;
+	case DBG_AS_HARTS: {
+		long n = 0;
+		for (uint32_t i = 0; i < ncpus; i++)
+			n += hartmask_test(&t->hart_mask, i);
+		return n;
+	}
 	}
 	return -E_INVAL;
 }

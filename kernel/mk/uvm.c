@@ -49,6 +49,7 @@ struct uvm_hart {
 	struct mm_pool pool;
 	uint32_t seen_gen[MAX_TASKS + 1];
 	uint32_t icache_seen[MAX_TASKS];
+	uint32_t tlb_seen[MAX_TASKS];      /* tlb_gen of each task slot when we last flushed its ASID */
 };
 static struct uvm_hart *uharts;
 static volatile long uframes_in_use;
@@ -112,6 +113,10 @@ static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 {
 	struct task *t = as->ctx;
 	struct hartmask mask;
+	/* Count the flush before reading the mask; a hart that loads t sets
+	 * its bit before it reads tlb_gen (uvm_asid_activate): one of us sees
+	 * the other, so it is either flushed now or flushes itself. */
+	__atomic_add_fetch(&t->tlb_gen, 1, __ATOMIC_SEQ_CST);
 	hartmask_load(&mask, &t->hart_mask);
 	uint32_t me = this_cpu()->index;
 	/* A task being torn down runs nowhere, and its ASID is flushed on each
@@ -398,8 +403,10 @@ void uvm_icache_sync(struct task *t)
 		panic("uvm: remote FENCE.I failed (%ld)", e);
 }
 
-/* Before this hart runs t: flush t's ASID here if it was reused since this
- * hart last flushed it, and fence.i if t's code changed since this hart
+/* Before this hart runs t (its bit in t's hart_mask already set): flush
+ * t's ASID here if it was reused, or t's address space was flushed, since
+ * this hart last flushed it (a hart with t unloaded gets no remote
+ * flushes), and fence.i if t's code changed since this hart
  * last synchronised with it. Needs: interrupts off. */
 void uvm_asid_activate(struct task *t)
 {
@@ -413,9 +420,11 @@ void uvm_asid_activate(struct task *t)
 	if (!asid_bits || !a)
 		return;
 	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
-	if (uharts[me].seen_gen[a] != g) {
+	uint32_t tg = __atomic_load_n(&t->tlb_gen, __ATOMIC_SEQ_CST);
+	if (uharts[me].seen_gen[a] != g || uharts[me].tlb_seen[t->id] != tg) {
 		arch_tlb_flush_asid(a);
 		uharts[me].seen_gen[a] = g;
+		uharts[me].tlb_seen[t->id] = tg;
 	}
 }
 
