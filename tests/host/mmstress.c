@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 	uint64_t slot_pages = window;
 	uint64_t base = (1ull << 30) - (window / 2) * PG;
 	uint64_t npages = high ? window : slot_pages * (uint64_t)nthreads;
-	spec_init(&sp, base, npages);
+	spec_init(&sp, base, npages, A->mem_types);
 	struct th *ts = calloc((size_t)nthreads, sizeof(*ts));
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
