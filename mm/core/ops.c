@@ -28,8 +28,8 @@ struct slot {
 	uint64_t pte, meta;
 };
 
-/* The bits of pte that the hardware sets on live leaves (accessed,
- * dirty), found through the trait table's own decoders so the core stays
+/* The accessed/dirty bits set in pte (where hw_ad, the ones the MMU sets
+ * on live leaves), found through the trait table's own decoders so the core stays
  * ISA-neutral: every set bit b of pte for which accessed(b) or dirty(b). */
 static uint64_t pte_ad(const struct pt_arch *a, uint64_t pte)
 {
@@ -793,8 +793,8 @@ static void made_settle(struct mm_cursor *c, struct mm_page *pg, unsigned L, uin
 
 #define RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
 
-/* The PTE bits the hardware owns on live leaves (accessed, dirty), found
- * through the trait table's own decoders so the core stays ISA-neutral:
+/* The PTE bits that hold accessed and dirty (where hw_ad, owned by the
+ * MMU on live leaves), found through the trait table's own decoders so the core stays ISA-neutral:
  * every bit b for which accessed(1 << b) or dirty(1 << b) holds. */
 static uint64_t hw_ad_bits(const struct pt_arch *a, bool dirty_too)
 {
