@@ -6,9 +6,9 @@
 #include "pt/sv.h"
 
 static const struct riscv_paging modes[] = {
-	{ 3, SATP_MODE_SV39, "sv39", &mm_arch_sv39 },
-	{ 4, SATP_MODE_SV48, "sv48", &mm_arch_sv48 },
-	{ 5, SATP_MODE_SV57, "sv57", &mm_arch_sv57 },
+	{ 3, SATP_MODE_SV39, "sv39", &mm_arch_sv39, &mm_arch_sv39_svpbmt },
+	{ 4, SATP_MODE_SV48, "sv48", &mm_arch_sv48, &mm_arch_sv48_svpbmt },
+	{ 5, SATP_MODE_SV57, "sv57", &mm_arch_sv57, &mm_arch_sv57_svpbmt },
 };
 
 const struct riscv_paging *riscv_paging_by_levels(int levels)

@@ -14,6 +14,7 @@ struct riscv_paging {
 	uint64_t satp_mode;          /* SATP_MODE_SV39 ... */
 	const char *name;            /* "sv39" ...: the banner and paging= */
 	const struct pt_arch *arch;  /* the mm core's table for this mode */
+	const struct pt_arch *arch_svpbmt; /* the same where every hart has Svpbmt */
 };
 
 /* The mode with `levels` levels, NULL if the kernel has none. */

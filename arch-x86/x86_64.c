@@ -1,15 +1,23 @@
 /* x86-64 4-level paging trait table (Intel SDM vol. 3, 4.5).
- * Bits: P 0, RW 1, US 2, A 5, D 6, PS 7 (leaf at PDPT/PD level), G 8,
- * NX 63; address in bits 12..51 (huge leaves: from their alignment up,
- * bit 12 is PAT there). Reads are implied by P, so every mapping is
- * readable; X is the absence of NX (EFER.NXE assumed). Table entries are
- * permissive (P RW US): the leaf alone decides the rights. */
+ * Bits: P 0, RW 1, US 2, PWT 3, PCD 4, A 5, D 6, PS 7 (leaf at PDPT/PD
+ * level), G 8, NX 63; address in bits 12..51 (huge leaves: from their
+ * alignment up, bit 12 is PAT there). Reads are implied by P, so every
+ * mapping is readable; X is the absence of NX (EFER.NXE assumed). Table
+ * entries are permissive (P RW US): the leaf alone decides the rights.
+ * The MMU sets A and D (hw_ad).
+ * Memory types (SDM vol. 3, 11.12): the leaf's PAT, PCD and PWT bits
+ * select one of 8 entries of IA32_PAT. This table leaves the PAT bit 0
+ * and relies on the entries the power-on value of IA32_PAT gives 0..3 (and
+ * that every OS keeps): 0 WB = normal, 2 UC- (PCD) = non-cacheable,
+ * 3 UC (PCD PWT) = device. */
 #include "cortenmm/pt_arch.h"
 #include "cortenmm/status.h"
 
 #define X86_P  (1ull << 0)
 #define X86_RW (1ull << 1)
 #define X86_US (1ull << 2)
+#define X86_PWT (1ull << 3)
+#define X86_PCD (1ull << 4)
 #define X86_A  (1ull << 5)
 #define X86_D  (1ull << 6)
 #define X86_PS (1ull << 7)
@@ -22,9 +30,18 @@ static uint64_t x86_span_mask(unsigned level)
 	return (1ull << (MM_PAGE_SHIFT + 9 * (level - 1))) - 1;
 }
 
-static uint64_t x86_make_leaf(uint64_t pa, unsigned prot, unsigned level)
+/* PCD/PWT of each memory type (MM_MT_* index), PAT entries 0, 2, 3. */
+static const uint64_t x86_mt_bits[MM_MT_COUNT] = {
+	[MM_MT_NORMAL] = 0, [MM_MT_NC] = X86_PCD, [MM_MT_DEVICE] = X86_PCD | X86_PWT,
+};
+
+static uint64_t x86_make_leaf(uint64_t pa, unsigned prot, unsigned level, unsigned ad)
 {
 	uint64_t e = X86_P | (pa & X86_ADDR & ~x86_span_mask(level));
+	if (mm_prot_mt(prot) < MM_MT_COUNT)
+		e |= x86_mt_bits[mm_prot_mt(prot)];
+	if (ad & PT_AD_A) e |= X86_A;
+	if (ad & PT_AD_D) e |= X86_D;
 	if (prot & MM_PROT_W) e |= X86_RW;
 	if (prot & MM_PROT_U) e |= X86_US;
 	if (prot & MM_PROT_G) e |= X86_G;
@@ -59,6 +76,9 @@ static unsigned x86_prot(uint64_t pte)
 	if (!(pte & X86_NX)) p |= MM_PROT_X;
 	if (pte & X86_US) p |= MM_PROT_U;
 	if (pte & X86_G) p |= MM_PROT_G;
+	for (unsigned t = 0; t < MM_MT_COUNT; t++)
+		if ((pte & (X86_PCD | X86_PWT)) == x86_mt_bits[t])
+			p |= t << MM_PROT_MT_SHIFT;
 	return p;
 }
 
@@ -70,6 +90,8 @@ const struct pt_arch mm_arch_x86_64 = {
 	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
 	.user_lo = 0, .user_last = (1ull << 47) - 1,
 	.kernel_lo = ~0ull << 47, .kernel_last = ~0ull,
+	.mem_types = (1u << MM_MT_NORMAL) | (1u << MM_MT_NC) | (1u << MM_MT_DEVICE),
+	.hw_ad = true,
 	.make_leaf = x86_make_leaf, .make_table = x86_make_table,
 	.present = x86_present, .is_leaf = x86_is_leaf, .addr = x86_addr,
 	.prot = x86_prot, .accessed = x86_accessed, .dirty = x86_dirty,

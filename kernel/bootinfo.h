@@ -37,6 +37,7 @@ struct boot_info {
 	int cpus_cap;
 	int ncpus;
 	uint64_t timebase;                    /* Hz; 0 if absent */
+	bool no_svpbmt;                       /* an enabled hart's riscv,isa lacks _svpbmt */
 
 	char bootargs[BI_ARGS_LEN];
 	bool has_bootargs;

@@ -10,6 +10,7 @@
 #include "printk.h"
 #include "timer.h"
 #include "kstring.h"
+#include "mm_platform.h"
 
 KCMD(help, "list commands")
 {
@@ -38,6 +39,7 @@ KCMD(meminfo, "memory ranges from the DTB and free frames")
 	printk("kernel   %016lx-%016lx\n", (unsigned long)kernel_image_pa_start(),
 	       (unsigned long)kernel_image_pa_end());
 	uint64_t fr = frame_free_count(), tot = frame_total_count();
+	printk("paging   table %s\n", kernel_as.arch->name);
 	printk("frames   %lu free of %lu managed (%lu KiB free), %lu allocator metadata\n",
 	       (unsigned long)fr, (unsigned long)tot, (unsigned long)(fr * FRAME_SIZE >> 10),
 	       (unsigned long)frame_meta_count());

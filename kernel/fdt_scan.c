@@ -59,6 +59,17 @@ static bool name_is(const char *name, const char *base)
 }
 
 /* Append the (address, size) pairs of a reg property. */
+/* Does riscv,isa string isa (may be NULL) list the multi-letter extension
+ * ext? Those follow '_' in the string, each ending at '_' or its end. */
+static bool isa_has(const char *isa, const char *ext)
+{
+	size_t n = strlen(ext);
+	for (const char *p = isa; p && (p = strchr(p, '_')); p++)
+		if (!strncmp(p + 1, ext, n) && (p[n + 1] == 0 || p[n + 1] == '_'))
+			return true;
+	return false;
+}
+
 static int add_reg(const struct level *parent, const struct level *l,
 		   struct phys_range *out, int *n, int max)
 {
@@ -105,20 +116,19 @@ static int finish_node(struct boot_info *bi, struct level *parent, struct level 
 			return -E_INVAL;
 		if (bi->ncpus == INT32_MAX)
 			return -E_INVAL;
+		bool okay = !l->status || !strcmp(l->status, "okay") || !strcmp(l->status, "ok");
+		/* every hart, stored or not: the page tables are built before
+		 * harts_init gives cpus room */
+		if (okay && !isa_has(l->isa, "svpbmt"))
+			bi->no_svpbmt = true;
 		if (bi->ncpus++ >= bi->cpus_cap)
 			return 0;     /* counted, no room to store it */
 		struct bi_cpu *c = &bi->cpus[bi->ncpus - 1];
 		c->hartid = (uint32_t)fdt_read_cells(l->reg, parent->ac);
-		c->okay = !l->status || !strcmp(l->status, "okay") || !strcmp(l->status, "ok");
+		c->okay = okay;
 		c->has_mmu = l->mmu_type && strcmp(l->mmu_type, "riscv,none") != 0;
 		strlcpy(c->mmu_type, l->mmu_type ? l->mmu_type : "", sizeof c->mmu_type);
-		c->has_sstc = false;
-		if (l->isa) {
-			/* Multi-letter extensions follow '_' in the ISA string. */
-			for (const char *p = l->isa; (p = strchr(p, '_')); p++)
-				if (!strncmp(p + 1, "sstc", 4) && (p[5] == 0 || p[5] == '_'))
-					c->has_sstc = true;
-		}
+		c->has_sstc = isa_has(l->isa, "sstc");
 		if (l->timebase && !bi->timebase)
 			bi->timebase = fdt_read_cells(l->timebase, l->timebase_len / 4);
 		return 0;

@@ -96,6 +96,14 @@ const struct mm_platform kernel_mm_platform = {
 	.tlb_flush = kp_tlb_flush,
 };
 
+unsigned kmap_mmio_prot(void)
+{
+	unsigned prot = MM_PROT_R | MM_PROT_W | MM_PROT_G;
+	if (kernel_as.arch->mem_types & (1u << MM_MT_DEVICE))
+		prot |= MM_PROT_DEVICE;
+	return prot;
+}
+
 /* Map [va, va + len) -> pa in the kernel AS under one transaction. */
 static int kmap_range(uint64_t va, paddr_t pa, uint64_t len, unsigned prot)
 {
@@ -114,7 +122,10 @@ int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t
 	const struct mm_protocol *proto = mm_proto_by_name(mm_name(mm));
 	if (!mode || !proto)
 		return MM_EINVAL;
-	const struct pt_arch *arch = mode->arch;
+	/* Svpbmt's bits fault on a hart without it: use them only when every
+	 * hart has it (else the PMAs alone give MMIO its device type). */
+	bool svpbmt = bi->ncpus > 0 && !bi->no_svpbmt;
+	const struct pt_arch *arch = svpbmt ? mode->arch_svpbmt : mode->arch;
 	for (int i = 0; i < bi->nmem; i++) {
 		paddr_t end = bi->mem[i].base + bi->mem[i].size;
 		if (end < bi->mem[i].base || end > DIRECT_MAP_SIZE)

@@ -39,11 +39,19 @@ extern struct mm_as kernel_as;
  * Build the kernel address space with the mm core: every memory node's
  * range at DIRECT_MAP_BASE + pa (RW, global, largest pages), the kernel
  * image at its link address (text RX, rodata R, data/bss RW, 4 KiB), then
- * seal the kernel half so user address spaces can share it.
+ * seal the kernel half so user address spaces can share it. The table is
+ * the mode's Svpbmt variant when every enabled hart's riscv,isa lists
+ * svpbmt (user address spaces use the same one).
  * Needs: frame allocator initialised with descriptors of
  * sizeof(struct mm_page); the boot trampoline active (phys_to_virt 1:1).
  * Returns 0 and the satp value in *satp, or an MM_* error (negative).
  */
 int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp);
+
+/* The permissions of a kernel mapping of MMIO: RW, global, memory type
+ * device where the kernel's table can say so (Svpbmt on every hart);
+ * elsewhere normal, and the platform's physical memory attributes, which
+ * make every MMIO region I/O, decide. */
+unsigned kmap_mmio_prot(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include "cortenmm/cursor.h"
 #include "paging.h"
 #include "arch.h"
+#include "fdt.h"
 
 static volatile uint64_t probe_word = 0x1234;
 
@@ -106,5 +107,71 @@ KTEST(10, kmap_well_formed)
 	int err = mm_wf_check(&kernel_as, &why_wf);
 	if (err)
 		return KFAIL("kernel AS not well formed: %s", why_wf);
+	return 0;
+}
+
+/* The first /soc/serial node's register block (QEMU virt: a 16550 at
+ * 0x10000000): 0 and its physical address, or -1. */
+static int uart_pa(paddr_t *pa)
+{
+	const void *blob = phys_to_virt(boot_info.dtb_pa);
+	int soc = fdt_path(blob, "/soc"), uart = fdt_path(blob, "/soc/serial");
+	if (soc < 0 || uart < 0)
+		return -1;
+	int len;
+	const void *ac = fdt_getprop(blob, soc, "#address-cells", &len);
+	uint32_t cells = ac && len == 4 ? fdt_be32(ac) : 2;
+	const void *reg = fdt_getprop(blob, uart, "reg", &len);
+	if (!reg || cells < 1 || cells > 2 || len < (int)(4 * cells))
+		return -1;
+	*pa = fdt_read_cells(reg, cells);
+	return 0;
+}
+
+/* MMIO through the core: the UART's page mapped with the kernel's MMIO
+ * permissions reads the device (its line status register, idle: THR
+ * empty and transmitter empty, 0x60), a query reports the memory type the
+ * table was asked for (device where it has Svpbmt), a table without the
+ * type refuses it, and the page is taken back without being released as
+ * a frame. */
+#define MMIO_VA (KERNEL_VBASE - (4UL << 20))
+KTEST(10, kmap_mmio)
+{
+	paddr_t pa;
+	if (uart_pa(&pa))
+		return KFAIL("no /soc/serial reg in the device tree");
+	paddr_t page = pa & ~(PAGE_SIZE - 1);
+	unsigned prot = kmap_mmio_prot();
+	bool has_dev = kernel_as.arch->mem_types & (1u << MM_MT_DEVICE);
+	if (mm_prot_mt(prot) != (has_dev ? MM_MT_DEVICE : MM_MT_NORMAL))
+		return KFAIL("MMIO prot %x on table %s", prot, kernel_as.arch->name);
+	struct mm_cursor c;
+	struct mm_info in;
+	if (mm_lock(&c, &kernel_as, MMIO_VA, MMIO_VA + PAGE_SIZE))
+		return KFAIL("lock");
+	int refused = has_dev ? MM_EPROT :
+		mm_map(&c, MMIO_VA, page, 1, MM_PROT_R | MM_PROT_G | MM_PROT_DEVICE, 0);
+	int err = mm_map(&c, MMIO_VA, page, 1, prot, 0);
+	if (!err)
+		err = mm_query(&c, MMIO_VA, &in);
+	mm_release(&c);
+	if (refused != MM_EPROT)
+		return KFAIL("%s took a device mapping it cannot encode (%d)",
+			     kernel_as.arch->name, refused);
+	if (err)
+		return KFAIL("map UART page: %s", mm_strerror(err));
+	uint8_t lsr = *(volatile uint8_t *)(MMIO_VA + (pa - page) + 5);
+	if (mm_lock(&c, &kernel_as, MMIO_VA, MMIO_VA + PAGE_SIZE))
+		return KFAIL("lock");
+	struct mm_info out;
+	err = mm_take(&c, MMIO_VA, &out);
+	mm_release(&c);
+	if (err || out.pa != page)
+		return KFAIL("take the UART page back: %s", mm_strerror(err));
+	if (in.kind != MM_MAPPED || in.pa != page || in.prot != prot)
+		return KFAIL("UART page queried kind %u pa %lx prot %x, mapped %x", in.kind,
+			     (unsigned long)in.pa, in.prot, prot);
+	if ((lsr & 0x60) != 0x60)
+		return KFAIL("UART line status %x through the mapping, want THRE|TEMT", lsr);
 	return 0;
 }

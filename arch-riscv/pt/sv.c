@@ -1,9 +1,15 @@
 /* RISC-V Sv39, Sv48 and Sv57 paging trait tables (privileged spec 1.12,
- * 4.4-4.6).
- * PTE: V R W X U G A D in bits 0..7, PPN in bits 10..53. A present entry
- * with R=W=X=0 points to the next level. The MMU sets A and D itself
- * (PLATFORM.md), so leaves are made without them and the core treats A/D
- * as hardware-owned bits of live entries. */
+ * 4.4-4.6, and its Svpbmt chapter: bits 62:61 of a leaf).
+ * PTE: V R W X U G A D in bits 0..7, PPN in bits 10..53, PBMT in 61..62.
+ * A present entry with R=W=X=0 points to the next level. The MMU sets A
+ * and D itself (hw_ad), so the core treats them as hardware-owned bits of
+ * live entries.
+ * Memory types: without Svpbmt bits 62:61 are reserved and must be 0 (a
+ * leaf with them set faults), and a page's type is whatever the platform's
+ * physical memory attributes say for its address (MMIO regions are I/O
+ * there); so the plain tables offer MM_MT_NORMAL only and a map asking for
+ * another type fails. The *_svpbmt tables, for harts whose riscv,isa lists
+ * svpbmt, encode NC (PBMT 1) and device (IO, PBMT 2) in the leaf. */
 #include "cortenmm/pt_arch.h"
 #include "cortenmm/status.h"
 #include "sv.h"
@@ -16,6 +22,10 @@
 #define SV_G (1ull << 5)
 #define SV_A (1ull << 6)
 #define SV_D (1ull << 7)
+#define SV_PBMT_SHIFT 61
+#define SV_PBMT_MASK (3ull << SV_PBMT_SHIFT)
+#define SV_PBMT_NC (1ull << SV_PBMT_SHIFT)
+#define SV_PBMT_IO (2ull << SV_PBMT_SHIFT)
 #define SV_PPN_SHIFT 10
 #define SV_PPN_MASK  ((1ull << 44) - 1)
 
@@ -25,13 +35,25 @@ static const struct { unsigned prot; uint64_t pte; } sv_prot_bits[] = {
 	{ MM_PROT_U, SV_U }, { MM_PROT_G, SV_G },
 };
 
-static uint64_t sv_make_leaf(uint64_t pa, unsigned prot, unsigned level)
+/* PBMT value of each memory type (MM_MT_* index); used only by the
+ * Svpbmt tables, whose mem_types admit NC and device. */
+static const uint64_t sv_pbmt[MM_MT_COUNT] = {
+	[MM_MT_NORMAL] = 0, [MM_MT_NC] = SV_PBMT_NC, [MM_MT_DEVICE] = SV_PBMT_IO,
+};
+
+static uint64_t sv_make_leaf(uint64_t pa, unsigned prot, unsigned level, unsigned ad)
 {
 	(void)level;
 	uint64_t e = SV_V | ((pa >> MM_PAGE_SHIFT) << SV_PPN_SHIFT);
 	for (unsigned i = 0; i < sizeof(sv_prot_bits) / sizeof(sv_prot_bits[0]); i++)
 		if (prot & sv_prot_bits[i].prot)
 			e |= sv_prot_bits[i].pte;
+	if (mm_prot_mt(prot) < MM_MT_COUNT)
+		e |= sv_pbmt[mm_prot_mt(prot)];
+	if (ad & PT_AD_A)
+		e |= SV_A;
+	if (ad & PT_AD_D)
+		e |= SV_D;
 	return e;
 }
 
@@ -59,6 +81,9 @@ static unsigned sv_prot(uint64_t pte)
 	for (unsigned i = 0; i < sizeof(sv_prot_bits) / sizeof(sv_prot_bits[0]); i++)
 		if (pte & sv_prot_bits[i].pte)
 			p |= sv_prot_bits[i].prot;
+	for (unsigned t = 0; t < MM_MT_COUNT; t++)
+		if ((pte & SV_PBMT_MASK) == sv_pbmt[t])
+			p |= t << MM_PROT_MT_SHIFT;
 	return p;
 }
 
@@ -67,22 +92,28 @@ static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 
 /* Sv39, Sv48 and Sv57 share the PTE format and differ only in the number
  * of levels and the VA width; the user half is the low canonical half, the
- * kernel half the high one. */
-#define SV_ARCH(nm, lv, vb)                                                     \
+ * kernel half the high one. mt: the memory types the leaves may carry. */
+#define SV_MT_PLAIN (1u << MM_MT_NORMAL)
+#define SV_MT_PBMT  ((1u << MM_MT_NORMAL) | (1u << MM_MT_NC) | (1u << MM_MT_DEVICE))
+#define SV_ARCH(nm, lv, vb, mt)                                                 \
 	{                                                                       \
 		.name = nm, .levels = lv, .bits_per_level = 9, .va_bits = vb,   \
 		.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),               \
 		.user_lo = 0, .user_last = (1ull << ((vb) - 1)) - 1,            \
 		.kernel_lo = ~0ull << ((vb) - 1), .kernel_last = ~0ull,         \
+		.mem_types = mt, .hw_ad = true,                                 \
 		.make_leaf = sv_make_leaf, .make_table = sv_make_table,         \
 		.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,  \
 		.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,    \
 	}
 
-const struct pt_arch mm_arch_sv39 = SV_ARCH("sv39", 3, 39);
+const struct pt_arch mm_arch_sv39 = SV_ARCH("sv39", 3, 39, SV_MT_PLAIN);
+const struct pt_arch mm_arch_sv39_svpbmt = SV_ARCH("sv39_svpbmt", 3, 39, SV_MT_PBMT);
 
 /* Sv48 also allows 512 GiB leaves at level 4, and Sv57 256 TiB leaves at
  * level 5; we do not offer them (the other arches have no equivalent and
  * nothing here needs them). */
-const struct pt_arch mm_arch_sv48 = SV_ARCH("sv48", 4, 48);
-const struct pt_arch mm_arch_sv57 = SV_ARCH("sv57", 5, 57);
+const struct pt_arch mm_arch_sv48 = SV_ARCH("sv48", 4, 48, SV_MT_PLAIN);
+const struct pt_arch mm_arch_sv57 = SV_ARCH("sv57", 5, 57, SV_MT_PLAIN);
+const struct pt_arch mm_arch_sv48_svpbmt = SV_ARCH("sv48_svpbmt", 4, 48, SV_MT_PBMT);
+const struct pt_arch mm_arch_sv57_svpbmt = SV_ARCH("sv57_svpbmt", 5, 57, SV_MT_PBMT);

@@ -314,7 +314,7 @@ int uvm_init(void)
 			fi_dir[c] = phys_to_virt(pa);
 		}
 	}
-	uarch = riscv_paging_by_levels(boot_config.paging_levels)->arch;
+	uarch = kernel_as.arch;      /* user ASes share its kernel half: same table */
 	uproto = kernel_as.proto;    /* the protocol the boot line chose (kmap_build) */
 	user_top = uarch->user_last + 1;
 	/* ASID probe: how many bits does satp keep? */
@@ -436,7 +436,8 @@ uint64_t uvm_satp(struct task *t)
 /* Resolve a user fault at va in t's address space under one cursor:
  * reserved -> zero-filled frame; COW + write -> private copy (or, when
  * the frame has no other reference, the same frame made writable); already
- * mapped with enough rights -> nothing (another thread won). Returns 0
+ * mapped with enough rights -> nothing (another thread won), or, where
+ * the table leaves A/D to software, the access recorded. Returns 0
  * when the access can be retried, -E_FAULT when nobody can resolve it,
  * -E_QUOTA / -E_NOMEM when memory ran out. */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec)
@@ -453,11 +454,14 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 	err = -E_FAULT;
 	mm_query(&c, page, &info);
 	unsigned need = write ? MM_PROT_W : exec ? MM_PROT_X : MM_PROT_R;
+	/* a leaf made for this access records it: the MMU (or, without
+	 * hardware A/D, the next fault) need not */
+	unsigned made = write ? MM_MAP_DIRTY : MM_MAP_ACCESSED;
 	if (info.kind == MM_RESERVED && (info.prot & need)) {
 		uint64_t pa;
 		err = uvm_frame_alloc(t, &pa);
 		if (!err) {
-			if (mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, 0)) {
+			if (mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, made)) {
 				uvm_frame_put(pa);
 				err = -E_NOMEM;
 			} else {
@@ -481,7 +485,7 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 				memcpy(phys_to_virt(pa), phys_to_virt(info.pa), PAGE_SIZE);
 				int e = mm_unmap(&c, page, PAGE_SIZE);
 				if (!e)
-					e = mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, 0);
+					e = mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, made);
 				if (e) {
 					uvm_frame_put(pa);
 					err = -E_NOMEM;
@@ -493,7 +497,9 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 			}
 		}
 	} else if (info.kind == MM_MAPPED && (info.prot & need) && (info.prot & MM_PROT_U)) {
-		err = 0;
+		/* another thread won, or (software A/D) the first access or
+		 * write through the leaf: record it */
+		err = uarch->hw_ad || !mm_touch(&c, page, write) ? 0 : -E_FAULT;
 	}
 	mm_release(&c);
 	if (synced_code)

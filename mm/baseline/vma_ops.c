@@ -108,7 +108,7 @@ static int b_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct m
 	if (err)
 		return err;
 	uint64_t st, nx;
-	err = mm_status_meta(s, &st);
+	err = mm_status_meta(c->as->arch, s, &st);
 	if (err)
 		return err;
 	if (whole_root_entry(c->as, va, len))

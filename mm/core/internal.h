@@ -8,18 +8,18 @@
 
 /* --- per-PTE metadata word ---
  * 0 means "no software status": the entry is MAPPED if its PTE is
- * present, INVALID otherwise. Otherwise: kind 0..2, prot 3..7, dev 8..15,
- * arg 16..55. Non-zero only on non-present entries (RESERVED, SWAPPED,
+ * present, INVALID otherwise. Otherwise: kind 0..2, prot 3..9 (memory type
+ * included), dev 10..17, arg 18..57. Non-zero only on non-present entries (RESERVED, SWAPPED,
  * PAGER) or on present leaves (COW). */
 static inline uint64_t meta_make(unsigned kind, unsigned prot, unsigned dev, uint64_t arg)
 {
-	return (uint64_t)(kind & 7) | ((uint64_t)(prot & 0x1f) << 3) |
-	       ((uint64_t)(dev & 0xff) << 8) | ((arg & MM_STATUS_ARG_MAX) << 16);
+	return (uint64_t)(kind & 7) | ((uint64_t)(prot & MM_PROT_MASK) << 3) |
+	       ((uint64_t)(dev & 0xff) << 10) | ((arg & MM_STATUS_ARG_MAX) << 18);
 }
 static inline unsigned meta_kind(uint64_t m) { return m & 7; }
-static inline unsigned meta_prot(uint64_t m) { return (m >> 3) & 0x1f; }
-static inline unsigned meta_dev(uint64_t m) { return (m >> 8) & 0xff; }
-static inline uint64_t meta_arg(uint64_t m) { return (m >> 16) & MM_STATUS_ARG_MAX; }
+static inline unsigned meta_prot(uint64_t m) { return (m >> 3) & MM_PROT_MASK; }
+static inline unsigned meta_dev(uint64_t m) { return (m >> 10) & 0xff; }
+static inline uint64_t meta_arg(uint64_t m) { return (m >> 18) & MM_STATUS_ARG_MAX; }
 
 /* --- atomics on entries (hardware may set A/D concurrently) --- */
 static inline uint64_t ent_load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
@@ -151,8 +151,10 @@ void mm_unsplit_path(struct mm_cursor *c, uint64_t va, struct mm_page *const *ma
 /* [va, va+len) aligned, non-empty, inside the locked range: MM_OK, or
  * MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED. */
 int mm_check_range(struct mm_cursor *c, uint64_t va, uint64_t len);
-/* The metadata word of a status mark() accepts, or MM_EINVAL. */
-int mm_status_meta(const struct mm_status *st, uint64_t *meta);
+/* The metadata word of a status mark() accepts for a table a: MM_OK, or
+ * MM_EINVAL (bad kind, prot bits or arg), MM_EPROT (a memory type a
+ * cannot encode). */
+int mm_status_meta(const struct pt_arch *a, const struct mm_status *st, uint64_t *meta);
 int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out);
 int mm_pt_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
 int mm_pt_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot);

@@ -19,7 +19,7 @@ struct node {
 	unsigned level;
 	uint64_t base;
 	uint64_t vpte;        /* virtual: the split huge leaf (level+1), or 0 */
-	uint64_t vad;         /* virtual: vpte's accessed/dirty bits (pte_ad) */
+	unsigned vad;         /* virtual: vpte's accessed/dirty state (PT_AD_*) */
 	uint64_t vmeta;       /* virtual: the split entry's metadata word */
 	bool vmeta_alloc;     /* virtual: would get a metadata array */
 };
@@ -28,8 +28,8 @@ struct slot {
 	uint64_t pte, meta;
 };
 
-/* The bits of pte that the hardware sets on live leaves (accessed,
- * dirty), found through the trait table's own decoders so the core stays
+/* The accessed/dirty bits set in pte (where hw_ad, the ones the MMU sets
+ * on live leaves), found through the trait table's own decoders so the core stays
  * ISA-neutral: every set bit b of pte for which accessed(b) or dirty(b). */
 static uint64_t pte_ad(const struct pt_arch *a, uint64_t pte)
 {
@@ -42,14 +42,30 @@ static uint64_t pte_ad(const struct pt_arch *a, uint64_t pte)
 	return ad;
 }
 
+/* The accessed/dirty state of leaf pte as make_leaf's ad (PT_AD_*). */
+static unsigned leaf_ad(const struct pt_arch *a, uint64_t pte)
+{
+	return (a->accessed(pte) ? PT_AD_A : 0) | (a->dirty(pte) ? PT_AD_D : 0);
+}
+
+/* Leaf pte (level L) made again with permissions prot and accessed/dirty
+ * state ad: every bit a table encodes comes from make_leaf, so a table
+ * whose dirty state also changes a permission bit (hw_ad false: a clean
+ * writable leaf is read-only in hardware) gets it right. */
+static uint64_t remake_leaf(const struct pt_arch *a, uint64_t pte, unsigned L, unsigned prot,
+			    unsigned ad)
+{
+	return a->make_leaf(a->addr(pte, L), prot, L, ad);
+}
+
 /* Entry i of a page at level-1 made from huge leaf `pte` at `level`, with
- * the leaf's accessed/dirty bits `ad` (pte_ad(pte)): every piece keeps
- * what the hardware recorded for the whole. */
-static uint64_t split_leaf(const struct pt_arch *a, uint64_t pte, uint64_t ad, unsigned level,
+ * the leaf's accessed/dirty state `ad` (leaf_ad(pte)): every piece keeps
+ * what was recorded for the whole. */
+static uint64_t split_leaf(const struct pt_arch *a, uint64_t pte, unsigned ad, unsigned level,
 			   unsigned i)
 {
 	uint64_t pa = a->addr(pte, level) + (uint64_t)i * span_of(a, level - 1);
-	return a->make_leaf(pa, a->prot(pte), level - 1) | ad;
+	return a->make_leaf(pa, a->prot(pte), level - 1, ad);
 }
 
 static struct slot node_slot(struct mm_cursor *c, const struct node *n, unsigned i)
@@ -172,9 +188,10 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 	uint64_t *cm = pg_meta(c->as, ch);
 	bool leaf = a->present(s.pte);
 	uint64_t ad = leaf ? pte_ad(a, s.pte) : 0;
+	unsigned adf = leaf ? leaf_ad(a, s.pte) : 0;
 	unsigned live = 0;
 	for (unsigned j = 0; j < pt_entries(a); j++) {
-		uint64_t e = leaf ? split_leaf(a, s.pte, ad, L, j) : 0;
+		uint64_t e = leaf ? split_leaf(a, s.pte, adf, L, j) : 0;
 		cp[j] = e;
 		if (cm)
 			cm[j] = s.meta;
@@ -185,7 +202,8 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 	uint64_t old = slot_write(c, pg, i, a->make_table(ch->pa), 0);
 	/* Bits set on the leaf since the caller read it: the pieces are live
 	 * now (the hardware may be setting bits in them too), so add them
-	 * atomically. */
+	 * atomically. Only an MMU sets bits behind the cursor's back, so with
+	 * hw_ad false there are none. */
 	uint64_t late = leaf ? pte_ad(a, old) & ~ad : 0;
 	if (late)
 		for (unsigned j = 0; j < pt_entries(a); j++)
@@ -332,7 +350,7 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
 					   .vpte = present ? s.pte : 0,
-					   .vad = present ? pte_ad(a, s.pte) : 0, .vmeta = s.meta,
+					   .vad = present ? leaf_ad(a, s.pte) : 0, .vmeta = s.meta,
 					   .vmeta_alloc = cmeta };
 			range_apply(c, op, &cn, slo, shi);
 		} else {
@@ -376,10 +394,12 @@ static int range_op(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap,
 	return MM_OK;
 }
 
-int mm_status_meta(const struct mm_status *st, uint64_t *meta)
+int mm_status_meta(const struct pt_arch *a, const struct mm_status *st, uint64_t *meta)
 {
 	if (st->prot & ~MM_PROT_MASK || st->arg > MM_STATUS_ARG_MAX)
 		return MM_EINVAL;
+	if (st->kind != MM_INVALID && !pt_mt_ok(a, st->prot))
+		return MM_EPROT;
 	switch (st->kind) {
 	case MM_INVALID:
 		*meta = 0;
@@ -402,7 +422,7 @@ int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_stat
 	if (err)
 		return err;
 	uint64_t meta;
-	err = mm_status_meta(st, &meta);
+	err = mm_status_meta(c->as->arch, st, &meta);
 	if (err)
 		return err;
 	return range_op(c, va, len, false, false, meta);
@@ -474,9 +494,9 @@ static int map_check(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned lev
 	uint64_t sz = span_of(a, level);
 	if ((va | pa) & (sz - 1))
 		return MM_EALIGN;
-	if ((prot & ~MM_PROT_MASK) || !(prot & MM_PROT_R))
+	if ((prot & ~MM_PROT_MASK) || !(prot & MM_PROT_R) || !pt_mt_ok(a, prot))
 		return MM_EPROT;
-	if (flags & ~MM_MAP_COW)
+	if (flags & ~MM_MAP_FLAGS)
 		return MM_EINVAL;
 	if (c->as->sealed && level == a->levels)
 		return MM_EINVAL;
@@ -585,7 +605,9 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	}
 	if (new_meta)
 		ensure_meta(c, pg);
-	slot_write(c, pg, i, a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level), new_meta);
+	unsigned ad = (flags & MM_MAP_DIRTY) ? PT_AD_A | PT_AD_D :
+		      (flags & MM_MAP_ACCESSED) ? PT_AD_A : 0;
+	slot_write(c, pg, i, a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level, ad), new_meta);
 	if (c->nr_resv)
 		c->as->plat->panic("mm: reservation overcounted");
 	return MM_OK;
@@ -771,8 +793,8 @@ static void made_settle(struct mm_cursor *c, struct mm_page *pg, unsigned L, uin
 
 #define RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
 
-/* The PTE bits the hardware owns on live leaves (accessed, dirty), found
- * through the trait table's own decoders so the core stays ISA-neutral:
+/* The PTE bits that hold accessed and dirty (where hw_ad, owned by the
+ * MMU on live leaves), found through the trait table's own decoders so the core stays ISA-neutral:
  * every bit b for which accessed(1 << b) or dirty(1 << b) holds. */
 static uint64_t hw_ad_bits(const struct pt_arch *a, bool dirty_too)
 {
@@ -831,22 +853,21 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 	const struct pt_arch *a = c->as->arch;
 	if (a->present(s.pte)) {
 		unsigned hw = a->prot(s.pte);
-		uint64_t pa = a->addr(s.pte, L);
 		bool cow = meta_kind(s.meta) == MM_COW;
 		if (op->mode == P_UNCOW) {
 			if (!cow)
 				return false;
 			out->meta = 0;
-			out->pte = a->make_leaf(pa, meta_prot(s.meta), L) | (s.pte & op->ad);
+			out->pte = remake_leaf(a, s.pte, L, meta_prot(s.meta), leaf_ad(a, s.pte));
 		} else if (op->mode == P_COW) {
 			if (cow)
 				return false;
 			out->meta = meta_make(MM_COW, hw, 0, 0);
-			out->pte = a->make_leaf(pa, hw & ~MM_PROT_W, L) | (s.pte & op->ad);
+			out->pte = remake_leaf(a, s.pte, L, hw & ~MM_PROT_W, leaf_ad(a, s.pte));
 		} else {
 			unsigned np = ((cow ? meta_prot(s.meta) : hw) & ~RWX) | op->prot;
 			out->meta = cow ? meta_make(MM_COW, np, 0, 0) : s.meta;
-			out->pte = a->make_leaf(pa, cow ? np & ~MM_PROT_W : np, L) | (s.pte & op->ad);
+			out->pte = remake_leaf(a, s.pte, L, cow ? np & ~MM_PROT_W : np, leaf_ad(a, s.pte));
 		}
 		return out->pte != s.pte || out->meta != s.meta;
 	}
@@ -925,7 +946,7 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
 					   .vpte = a->present(s.pte) ? s.pte : 0,
-					   .vad = a->present(s.pte) ? pte_ad(a, s.pte) : 0,
+					   .vad = a->present(s.pte) ? leaf_ad(a, s.pte) : 0,
 					   .vmeta = s.meta, .vmeta_alloc = cmeta };
 			pop_apply(c, op, &cn, slo, shi);
 		} else {
@@ -1023,6 +1044,23 @@ static void find_entry(struct mm_cursor *c, uint64_t va, struct mm_page **pgp, u
 	}
 }
 
+/* Where find_entry found a va: the non-table entry i of pg, level L, its
+ * range starting at eb. */
+struct spot {
+	struct mm_page *pg;
+	unsigned i, L;
+	uint64_t eb;
+};
+
+/* find_entry for a va the cursor holds: MM_OK, or MM_ENOTLOCKED. */
+static int find_locked(struct mm_cursor *c, uint64_t va, struct spot *w)
+{
+	if (va < c->start || va > c->last)
+		return MM_ENOTLOCKED;
+	find_entry(c, va, &w->pg, &w->i, &w->L, &w->eb);
+	return MM_OK;
+}
+
 int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 {
 	int err = mm_query(c, va, out);
@@ -1042,6 +1080,35 @@ int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	return MM_OK;
 }
 
+int mm_touch(struct mm_cursor *c, uint64_t va, bool write)
+{
+	const struct pt_arch *a = c->as->arch;
+	struct spot w;
+	int err = find_locked(c, va, &w);
+	if (err)
+		return err;
+	uint64_t *p = &pg_ptes(c->as, w.pg)[w.i];
+	uint64_t cur = ent_load(p);
+	if (!a->present(cur))
+		return MM_EINVAL;
+	if (write && !(a->prot(cur) & MM_PROT_W))
+		return MM_EPROT;     /* read-only or COW: a real protection fault */
+	unsigned want = PT_AD_A | (write ? PT_AD_D : 0);
+	/* Compare-and-swap: where the MMU sets A/D itself it may be setting
+	 * them now; where software does, nothing else writes the entry. */
+	for (;;) {
+		unsigned ad = leaf_ad(a, cur);
+		if ((ad & want) == want)
+			return MM_OK;
+		uint64_t nw = remake_leaf(a, cur, w.L, a->prot(cur), ad | want);
+		if (__atomic_compare_exchange_n(p, &cur, nw, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+	mm_cursor_flush_range(c, w.eb, w.eb + span_of(a, w.L) - 1);
+	return MM_OK;
+}
+
 int mm_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 {
 	if (c->as->proto->vma)
@@ -1054,12 +1121,13 @@ int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	const struct pt_arch *a = c->as->arch;
 	if (va & (MM_PAGE_SIZE - 1))
 		return MM_EALIGN;
-	if (va < c->start || va > c->last)
-		return MM_ENOTLOCKED;
-	struct mm_page *pg;
-	unsigned i, L;
-	uint64_t eb;
-	find_entry(c, va, &pg, &i, &L, &eb);
+	struct spot w;
+	int err = find_locked(c, va, &w);
+	if (err)
+		return err;
+	struct mm_page *pg = w.pg;
+	unsigned i = w.i, L = w.L;
+	uint64_t eb = w.eb;
 	uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
 	if (!a->present(e) || meta_kind(slot_meta(c->as, pg, i)) == MM_COW)
 		return MM_EINVAL;

@@ -187,7 +187,8 @@ static void *worker(void *arg)
 		uint64_t token = (((uint64_t)t->id << 28) | (uint64_t)k) & MM_STATUS_ARG_MAX;
 		if (check_range(&c, &sp, lo, hi, "at lock")) {
 			/* private copy of our range: only we change it */
-			struct spec mine = { .base = lo, .npages = n, .pg = t->mine };
+			struct spec mine = { .base = lo, .npages = n, .mem_types = sp.mem_types,
+					     .pg = t->mine };
 			memcpy(mine.pg, spec_at(&sp, lo), n * sizeof(*mine.pg));
 			unsigned nops = 1 + (unsigned)rndn(t, 3);
 			for (unsigned i = 0; i < nops; i++) {
@@ -262,7 +263,7 @@ int main(int argc, char **argv)
 	uint64_t slot_pages = window;
 	uint64_t base = (1ull << 30) - (window / 2) * PG;
 	uint64_t npages = high ? window : slot_pages * (uint64_t)nthreads;
-	spec_init(&sp, base, npages);
+	spec_init(&sp, base, npages, A->mem_types);
 	struct th *ts = calloc((size_t)nthreads, sizeof(*ts));
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

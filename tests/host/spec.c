@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void spec_init(struct spec *s, uint64_t base, size_t npages)
+void spec_init(struct spec *s, uint64_t base, size_t npages, unsigned mem_types)
 {
 	s->base = base;
 	s->npages = npages;
+	s->mem_types = mem_types;
 	s->pg = calloc(npages, sizeof(*s->pg));
 	if (!s->pg)
 		abort();
@@ -40,8 +41,15 @@ static int any_mapped(struct spec *s, uint64_t va, uint64_t len)
 	return 0;
 }
 
+static int type_ok(const struct spec *s, unsigned prot)
+{
+	return (s->mem_types >> mm_prot_mt(prot)) & 1u;
+}
+
 int spec_map(struct spec *s, uint64_t va, uint64_t pa, uint64_t size, unsigned prot, unsigned flags)
 {
+	if (!type_ok(s, prot))
+		return MM_EPROT;
 	if (any_mapped(s, va, size))
 		return MM_EEXIST;
 	for (uint64_t o = 0; o < size; o += MM_PAGE_SIZE) {
@@ -54,6 +62,8 @@ int spec_map(struct spec *s, uint64_t va, uint64_t pa, uint64_t size, unsigned p
 
 int spec_mark(struct spec *s, uint64_t va, uint64_t len, const struct mm_status *st)
 {
+	if (st->kind != MM_INVALID && !type_ok(s, st->prot))
+		return MM_EPROT;
 	if (any_mapped(s, va, len))
 		return MM_EMAPPED;
 	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
@@ -103,6 +113,16 @@ int spec_unshare(struct spec *s, uint64_t va, uint64_t len)
 		if (p->kind == MM_COW)
 			p->kind = MM_MAPPED;
 	}
+	return MM_OK;
+}
+
+int spec_touch(struct spec *s, uint64_t va, int write)
+{
+	struct spec_page *p = spec_at(s, va);
+	if (p->kind != MM_MAPPED && p->kind != MM_COW)
+		return MM_EINVAL;
+	if (write && (p->kind == MM_COW || !(p->prot & MM_PROT_W)))
+		return MM_EPROT;
 	return MM_OK;
 }
 

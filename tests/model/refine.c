@@ -6,8 +6,9 @@
  * On a tiny window of NPAGES 4 KiB pages that straddles a 1 GiB boundary
  * (so its two halves live under different root entries, and every level of
  * the tree is created and removed), every sequence of L operations drawn
- * from a fixed alphabet (map, map COW, mark reserved / swapped / invalid,
- * unmap, over every page or every range of the window) runs on the real
+ * from a fixed alphabet (map, map COW, map device memory, mark reserved /
+ * reserved non-cacheable / swapped / invalid, unmap, over every page or
+ * every range of the window, and a recorded write, mm_touch) runs on the real
  * core, in its own transaction locking exactly the operation's range, and
  * on the atomic spec (tests/host/spec.c). After every step: the result codes
  * match, a query of every page of the window matches the spec, and the tree
@@ -29,7 +30,8 @@
 #define NPAGES 4
 #define MAX_DEPTH 6
 
-enum op_kind { OP_MAP, OP_MAP_COW, OP_MARK_RES, OP_MARK_SWAP, OP_MARK_INV, OP_UNMAP };
+enum op_kind { OP_MAP, OP_MAP_COW, OP_MARK_RES, OP_MARK_SWAP, OP_MARK_INV, OP_UNMAP,
+	       OP_MAP_DEV, OP_MARK_NC, OP_TOUCH };
 
 struct op {
 	enum op_kind kind;
@@ -51,7 +53,8 @@ static void check_failed(void)
 }
 
 static const char *kind_name[] = { "map", "map-cow", "mark-reserved", "mark-swapped",
-				   "mark-invalid", "unmap" };
+				   "mark-invalid", "unmap", "map-device", "mark-reserved-nc",
+				   "touch-write" };
 
 /* The alphabet: maps on single pages, marks and unmaps on every range. */
 static void build_alphabet(void)
@@ -71,6 +74,12 @@ static void build_alphabet(void)
 	alphabet[nalpha++] = (struct op){ OP_MARK_SWAP, 1, 2 };
 	alphabet[nalpha++] = (struct op){ OP_MARK_INV, 1, 2 };
 	alphabet[nalpha++] = (struct op){ OP_MARK_INV, 0, NPAGES };
+	/* memory types (refused with MM_EPROT where the table has no such
+	 * type) and a recorded write (mm_touch) */
+	alphabet[nalpha++] = (struct op){ OP_MAP_DEV, 0, 1 };
+	alphabet[nalpha++] = (struct op){ OP_MAP_DEV, 2, 1 };
+	alphabet[nalpha++] = (struct op){ OP_MARK_NC, 1, 2 };
+	alphabet[nalpha++] = (struct op){ OP_TOUCH, 1, 1 };
 }
 
 static void describe(const unsigned *seq, unsigned len, unsigned upto)
@@ -98,7 +107,8 @@ static int step(struct mm_as *as, struct spec *s, const struct op *o, unsigned k
 	struct mm_status st = { 0 };
 	switch (o->kind) {
 	case OP_MAP:
-	case OP_MAP_COW: {
+	case OP_MAP_COW:
+	case OP_MAP_DEV: {
 		uint64_t pa = host_frame_alloc(1);
 		if (pa == MM_NOFRAME) {
 			CHECK(0, "test arena exhausted");
@@ -106,7 +116,8 @@ static int step(struct mm_as *as, struct spec *s, const struct op *o, unsigned k
 			return -1;
 		}
 		/* COW keeps RW as the logical permission and installs R */
-		unsigned prot = MM_PROT_R | MM_PROT_W | MM_PROT_U;
+		unsigned prot = MM_PROT_R | MM_PROT_W | MM_PROT_U |
+				(o->kind == OP_MAP_DEV ? MM_PROT_DEVICE : 0);
 		unsigned flags = o->kind == OP_MAP_COW ? MM_MAP_COW : 0;
 		want = spec_map(s, va, pa, PG, prot, flags);
 		got = mm_map(&c, va, pa, 1, prot, flags);
@@ -115,8 +126,10 @@ static int step(struct mm_as *as, struct spec *s, const struct op *o, unsigned k
 		break;
 	}
 	case OP_MARK_RES:
+	case OP_MARK_NC:
 		st.kind = MM_RESERVED;
-		st.prot = MM_PROT_R | MM_PROT_W | MM_PROT_U;
+		st.prot = MM_PROT_R | MM_PROT_W | MM_PROT_U |
+			  (o->kind == OP_MARK_NC ? MM_PROT_NC : 0);
 		goto mark;
 	case OP_MARK_SWAP:
 		st.kind = MM_SWAPPED;
@@ -136,6 +149,17 @@ static int step(struct mm_as *as, struct spec *s, const struct op *o, unsigned k
 		want = (mutate && o->n > 1) ? MM_OK : spec_unmap(s, va, len);
 		got = mm_unmap(&c, va, len);
 		break;
+	case OP_TOUCH: {
+		struct mm_info in;
+		want = spec_touch(s, va, 1);
+		got = mm_touch(&c, va, true);
+		if (got == MM_OK && (mm_query(&c, va, &in) || !in.accessed || !in.dirty)) {
+			CHECK(0, "step %u: touch-write left A %d D %d", k, in.accessed, in.dirty);
+			mm_release(&c);
+			return -1;
+		}
+		break;
+	}
 	}
 	mm_release(&c);
 	host_rcu_poll();
@@ -187,7 +211,7 @@ static int run_seq(const unsigned *seq, unsigned len)
 		CHECK(0, "as_init: %s", mm_strerror(err));
 		return -1;
 	}
-	spec_init(&s, base, NPAGES);
+	spec_init(&s, base, NPAGES, A->mem_types);
 	int bad = 0;
 	for (unsigned k = 0; k < len && !bad; k++) {
 		bad = step(&as, &s, &alphabet[seq[k]], k);

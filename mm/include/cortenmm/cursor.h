@@ -71,10 +71,11 @@ int mm_query(struct mm_cursor *c, uint64_t va, struct mm_info *out);
 
 /* Map one page of size 4 KiB << 9*(level-1) at va -> pa. va and pa aligned
  * to that size; the arch must allow a leaf at that level; prot includes
- * MM_PROT_R; flags MM_MAP_COW or 0. The page may be invalid, reserved,
- * swapped or pager-managed (its status is replaced); if any part of it is
- * mapped or COW: MM_EEXIST. Otherwise MM_EALIGN, MM_EHUGE, MM_EPROT,
- * MM_EINVAL, MM_ENOTLOCKED, MM_ENOMEM. The frame is owned by the AS from
+ * MM_PROT_R and a memory type the arch encodes (pt_arch.mem_types, else
+ * MM_EPROT); flags MM_MAP_COW, MM_MAP_ACCESSED, MM_MAP_DIRTY or 0. The page
+ * may be invalid, reserved, swapped or pager-managed (its status is
+ * replaced); if any part of it is mapped or COW: MM_EEXIST. Otherwise
+ * MM_EALIGN, MM_EHUGE, MM_EPROT, MM_EINVAL, MM_ENOTLOCKED, MM_ENOMEM. The frame is owned by the AS from
  * now on and handed to plat->frame_release when unmapped. */
 int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	   unsigned prot, unsigned flags);
@@ -88,8 +89,9 @@ int mm_map_range(struct mm_cursor *c, uint64_t va, uint64_t pa, uint64_t len,
 		 unsigned prot);
 
 /* Set the status of every page in [va, va+len): st->kind is INVALID,
- * RESERVED, SWAPPED or PAGER. Fails with MM_EMAPPED if any page there is
- * mapped or COW. Whole aligned blocks are recorded at the highest level
+ * RESERVED, SWAPPED or PAGER; st->prot's memory type one the arch encodes
+ * (else MM_EPROT). Fails with MM_EMAPPED if any page there is mapped or
+ * COW. Whole aligned blocks are recorded at the highest level
  * (no leaf tables); tables that become empty are removed.
  * Otherwise MM_EALIGN, MM_ERANGE, MM_EINVAL, MM_ENOTLOCKED, MM_ENOMEM. */
 int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st);
@@ -103,7 +105,7 @@ int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
 
 /* Give every mapped, COW, reserved and pager-managed page in [va, va+len)
  * the permissions prot (MM_PROT_R/W/X only, R included; each page keeps
- * its U and G bits). COW pages get prot as their logical permissions and
+ * its U and G bits and its memory type). COW pages get prot as their logical permissions and
  * stay read-only in hardware; swapped and invalid pages are untouched.
  * Huge leaves and statuses cut by the range are split (each piece of a
  * split huge leaf keeps its A/D bits). A/D bits of rewritten leaves are kept;
@@ -134,6 +136,18 @@ int mm_unshare(struct mm_cursor *c, uint64_t va, uint64_t len);
  * through any hart sets it again. *out reports the bits as they were.
  * MM_OK or MM_ENOTLOCKED. */
 int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+
+/* Record an access to the mapped or COW page holding va: set the accessed
+ * bit of the leaf holding it (the whole leaf, huge or not), and with write
+ * also its dirty bit, atomically, as an MMU with hardware A/D would. The
+ * fault path of a table whose hw_ad is false calls it on the fault the
+ * first access (first write) takes; with hw_ad true it is only needed to
+ * set the bits ahead of the MMU. A leaf that changed is flushed at commit
+ * (an upgrade: a hart that kept the old entry faults again at worst).
+ * MM_OK (also when the bits were set already); MM_ENOTLOCKED; MM_EINVAL
+ * (no page mapped there); MM_EPROT (write to a page the hardware maps
+ * read-only: COW or without W, a protection fault, not a dirty update). */
+int mm_touch(struct mm_cursor *c, uint64_t va, bool write);
 
 /* Unmap the mapped (not COW) 4 KiB page at va and hand its frame to the
  * caller: it is NOT given to plat->frame_release; the caller owns the

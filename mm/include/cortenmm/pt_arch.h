@@ -11,10 +11,15 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "status.h"
 
 #define MM_PAGE_SHIFT 12
 #define MM_PAGE_SIZE  (1ull << MM_PAGE_SHIFT)
 #define MM_MAX_LEVELS 5
+
+/* make_leaf's ad argument: which of the leaf's accessed/dirty bits are set. */
+#define PT_AD_A 0x1u
+#define PT_AD_D 0x2u
 
 struct pt_arch {
 	const char *name;          /* registry name, e.g. "sv39", "x86_64" */
@@ -24,10 +29,20 @@ struct pt_arch {
 	uint32_t leaf_levels;      /* bit L set: a leaf (page) may sit at level L */
 	uint64_t user_lo, user_last;    /* user half, inclusive bounds */
 	uint64_t kernel_lo, kernel_last;/* kernel half, inclusive bounds */
+	/* Bit t set: the leaves can carry memory type t (MM_MT_*). Bit
+	 * MM_MT_NORMAL is always set. */
+	uint8_t mem_types;
+	/* true: the MMU sets the accessed and dirty bits of live leaves
+	 * itself, concurrently with software. false: an access through a leaf
+	 * without A (a write through one without D) faults, and software sets
+	 * the bits (mm_touch): they then change only under the cursor. */
+	bool hw_ad;
 
 	/* Entry constructors. pa is aligned to the level's page size; prot is
-	 * MM_PROT_* and includes MM_PROT_R. */
-	uint64_t (*make_leaf)(uint64_t pa, unsigned prot, unsigned level);
+	 * MM_PROT_* and includes MM_PROT_R, its memory type one of mem_types;
+	 * ad is PT_AD_* (the leaf's accessed/dirty bits: with hw_ad false a
+	 * clean writable leaf is one the hardware does not let write). */
+	uint64_t (*make_leaf)(uint64_t pa, unsigned prot, unsigned level, unsigned ad);
 	uint64_t (*make_table)(uint64_t child_pa);
 
 	/* Decoders. An entry is empty iff !present. A present entry at level 1
@@ -35,7 +50,7 @@ struct pt_arch {
 	bool (*present)(uint64_t pte);
 	bool (*is_leaf)(uint64_t pte, unsigned level);
 	uint64_t (*addr)(uint64_t pte, unsigned level);  /* table: child pa; leaf: page pa */
-	unsigned (*prot)(uint64_t pte);                   /* leaf perms as MM_PROT_* */
+	unsigned (*prot)(uint64_t pte);                   /* leaf perms as MM_PROT_*, type included */
 	bool (*accessed)(uint64_t pte);
 	bool (*dirty)(uint64_t pte);
 };
@@ -52,6 +67,11 @@ static inline unsigned pt_index(const struct pt_arch *a, uint64_t va, unsigned l
 static inline unsigned pt_entries(const struct pt_arch *a)
 {
 	return 1u << a->bits_per_level;
+}
+/* May a leaf of this table carry permissions prot's memory type? */
+static inline bool pt_mt_ok(const struct pt_arch *a, unsigned prot)
+{
+	return (a->mem_types >> mm_prot_mt(prot)) & 1u;
 }
 static inline bool pt_leaf_ok(const struct pt_arch *a, unsigned level)
 {

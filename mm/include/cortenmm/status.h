@@ -15,7 +15,30 @@
 #define MM_PROT_X 0x04u
 #define MM_PROT_U 0x08u  /* user accessible */
 #define MM_PROT_G 0x10u  /* global (kernel mappings) */
-#define MM_PROT_MASK 0x1fu
+/* Memory type, a 2-bit field of the permissions (MM_PROT_MT): how the
+ * page may be cached and how accesses to it may be merged, reordered or
+ * speculated. Normal (0) is ordinary cacheable RAM; non-cacheable is RAM
+ * the caches do not hold (frame buffers, buffers shared with devices that
+ * do not snoop); device is MMIO (no caching, merging, speculation or
+ * reordering). Value 3 is not a type. A table can encode only some types
+ * (struct pt_arch.mem_types); a map or mark with another one fails with
+ * MM_EPROT. The type travels with prot everywhere prot goes: query, mark,
+ * COW, protect (which changes R/W/X only and keeps it). */
+#define MM_PROT_MT_SHIFT 5
+#define MM_PROT_MT     (3u << MM_PROT_MT_SHIFT)
+#define MM_MT_NORMAL   0u
+#define MM_MT_NC       1u
+#define MM_MT_DEVICE   2u
+#define MM_MT_COUNT    3u
+#define MM_PROT_NC     (MM_MT_NC << MM_PROT_MT_SHIFT)      /* prot | MM_PROT_NC */
+#define MM_PROT_DEVICE (MM_MT_DEVICE << MM_PROT_MT_SHIFT)  /* prot | MM_PROT_DEVICE */
+#define MM_PROT_MASK 0x7fu
+
+/* The memory type (MM_MT_*) of permissions prot. */
+static inline unsigned mm_prot_mt(unsigned prot)
+{
+	return (prot & MM_PROT_MT) >> MM_PROT_MT_SHIFT;
+}
 
 enum mm_kind {
 	MM_INVALID  = 0, /* nothing: a fault here is an error */
@@ -42,12 +65,19 @@ struct mm_info {
 	uint8_t prot;       /* MAPPED: hardware perms; COW: logical perms; RESERVED/PAGER: perms */
 	uint8_t dev;        /* SWAPPED */
 	uint8_t level;      /* level of the entry holding it: 1 = 4 KiB, 2 = 2 MiB, 3 = 1 GiB ... */
-	bool accessed, dirty; /* MAPPED/COW: hardware A/D bits */
+	bool accessed, dirty; /* MAPPED/COW: the leaf's accessed/dirty bits (set by the
+			       * MMU, or by mm_touch where the table's hw_ad is false) */
 	uint64_t pa;        /* MAPPED/COW: physical address of the 4 KiB page holding va */
 	uint64_t arg;       /* SWAPPED offset / PAGER tag */
 };
 
 /* Flags for mm_map(). */
-#define MM_MAP_COW 0x1u  /* install read-only, remember prot as the logical one */
+#define MM_MAP_COW      0x1u  /* install read-only, remember prot as the logical one */
+/* Make the leaf with its accessed (and dirty) bit already set: a mapping
+ * made because of an access (a fault) saves the MMU, or, where the table's
+ * hw_ad is false, the next fault, the update. */
+#define MM_MAP_ACCESSED 0x2u
+#define MM_MAP_DIRTY    0x4u  /* implies MM_MAP_ACCESSED */
+#define MM_MAP_FLAGS    (MM_MAP_COW | MM_MAP_ACCESSED | MM_MAP_DIRTY)
 
 #endif
