@@ -54,20 +54,21 @@ static inline uint64_t span_of(const struct pt_arch *a, unsigned level)
 {
 	return 1ull << pt_shift(a, level);
 }
-/* Sign-extend a VA from the arch's top bit (canonical form). With split
- * roots each root's entries follow its half's start: nothing to extend. */
+/* Sign-extend a VA from the arch's top bit (canonical form). */
 static inline uint64_t va_canon(const struct pt_arch *a, uint64_t va)
 {
-	if (a->split_roots)
-		return va;
 	unsigned s = 64 - a->va_bits;
 	return (uint64_t)((int64_t)(va << s) >> s);
 }
 /* Base VA of entry i of a page at `level` whose first entry is at base
- * (the root's first entry is at as->root_base). */
+ * (the root's first entry is at as->root_base). Only the entries of a
+ * root that holds both halves jump the hole between them (the upper half
+ * sign-extends); below the root, and in a root of one half (split_roots),
+ * entries follow each other. */
 static inline uint64_t entry_base(const struct pt_arch *a, uint64_t base, unsigned level, unsigned i)
 {
-	return va_canon(a, base + (uint64_t)i * span_of(a, level));
+	uint64_t va = base + (uint64_t)i * span_of(a, level);
+	return level == a->levels && !a->split_roots ? va_canon(a, va) : va;
 }
 
 static inline bool is_table(const struct pt_arch *a, uint64_t pte, unsigned level)

@@ -612,13 +612,15 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	uint64_t base, sz = span_of(a, level);
 	struct mm_page *pg = map_descend(c, va, level, &base, 0);
 	unsigned i = pt_index(a, va, level);
-	uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]), eb = entry_base(a, base, level, i);
-	if (is_table(a, e, level))
+	uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
+	if (is_table(a, e, level)) {
+		uint64_t eb = entry_base(a, base, level, i);
 		remove_subtree(c, pg, i, child_of(c->as, e, level), eb, eb + sz - 1, true);
+	}
 	if (new_meta)
 		ensure_meta(c, pg);
 	if (a->needs_bbm)   /* a table left just now, or an unflushed unmap */
-		bbm_break(c, pg, i, eb, level);
+		bbm_break(c, pg, i, entry_base(a, base, level, i), level);
 	slot_write(c, pg, i, a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level), new_meta);
 	if (c->nr_resv)
 		c->as->plat->panic("mm: reservation overcounted");
