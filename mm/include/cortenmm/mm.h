@@ -122,9 +122,10 @@ const struct mm_protocol *mm_proto_by_name(const char *name);
 
 /* Create an empty address space whose transactions are confined to
  * [lo, last] (page aligned lo, last+1 page aligned or last = ~0). Allocates
- * the root. MM_OK, MM_ENOMEM, MM_EALIGN, MM_ERANGE (last < lo; lo or last
- * not canonical; split_roots: not inside one half), MM_EINVAL (the arch
- * needs break-before-make and plat has no tlb_flush_bbm). */
+ * the root. MM_OK, MM_ENOMEM, MM_EALIGN, MM_ERANGE (last < lo, or no one
+ * root holds the range: one root, lo and last must be canonical and in the
+ * same half; split_roots, inside one half), MM_EINVAL (the arch needs
+ * break-before-make and plat has no tlb_flush_bbm). */
 int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
 	       const struct mm_protocol *proto, const struct mm_platform *plat,
 	       uint64_t lo, uint64_t last, void *ctx);
@@ -135,11 +136,13 @@ int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
  * From then on an operation that would rewrite a root entry (unmap or mark
  * of a whole root entry, a leaf at root level) fails with MM_EINVAL, and
  * root-level tables are never removed. MM_OK or MM_ENOMEM (then nothing
- * changed). */
+ * changed). With split_roots: MM_OK and nothing to do, since every AS runs
+ * with the kernel root itself (kas is not sealed). */
 int mm_as_kernel_seal(struct mm_as *kas);
 
 /* Copy the root entries of kas's range into as's root (which must not use
- * them). No transaction on `as` may touch that range. */
+ * them). No transaction on `as` may touch that range. With split_roots:
+ * note kas's root as the one that translates the kernel half of `as`. */
 void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas);
 
 /* Unmap everything in [as->lo, as->last], release all PT pages (after
