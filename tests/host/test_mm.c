@@ -1,5 +1,6 @@
 /* Suite 'mm': host tests of the CortenMM core against the atomic spec.
- *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|adbits>
+ *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|adbits|
+ *            top|bbm>
  *           --arch A --mm P [--seed N] [--steps N]
  *   test_mm --list-arch       (the registered paging tables, one a line)
  * Every test checks the tree's well-formedness after each step and that
