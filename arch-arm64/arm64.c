@@ -106,15 +106,18 @@ static unsigned arm64_prot(uint64_t pte)
 static bool arm64_accessed(uint64_t pte) { return pte & ARM64_AF; }
 static bool arm64_dirty(uint64_t pte) { return pte & ARM64_SW_DIRTY; }
 
-/* One root serves both halves (arm64.h: ARM64_TCR_TXSZ): user entries
- * 0..255 under TTBR0, kernel entries 256..511 under TTBR1. */
+/* Each half has a root of its own, as the hardware has them (arm64.h:
+ * ARM64_TCR_TXSZ): the user half [0, 2^48) under TTBR0, the kernel half
+ * [2^64 - 2^48, 2^64) under TTBR1. A live entry is replaced by a
+ * different one only after an invalid entry and a TLB flush
+ * (break-before-make, the architecture's rule). */
 const struct pt_arch mm_arch_aarch64 = {
 	.name = "aarch64", .levels = 4, .bits_per_level = 9, .va_bits = 48,
 	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
-	.user_lo = 0, .user_last = (1ull << 47) - 1,
-	.kernel_lo = ~0ull << 47, .kernel_last = ~0ull,
+	.user_lo = 0, .user_last = (1ull << 48) - 1,
+	.kernel_lo = ~0ull << 48, .kernel_last = ~0ull,
 	.mem_types = (1u << MM_MT_NORMAL) | (1u << MM_MT_NC) | (1u << MM_MT_DEVICE),
-	.hw_ad = false,
+	.hw_ad = false, .needs_bbm = true, .split_roots = true,
 	.make_leaf = arm64_make_leaf, .make_table = arm64_make_table,
 	.present = arm64_present, .is_leaf = arm64_is_leaf, .addr = arm64_addr,
 	.prot = arm64_prot, .accessed = arm64_accessed, .dirty = arm64_dirty,

@@ -16,10 +16,9 @@ extern const struct pt_arch mm_arch_aarch64;
  * Attr2 0x04 Device-nGnRE (MM_MT_DEVICE). */
 #define ARM64_MAIR_EL1 0x00000000000444ffull
 
-/* TCR_EL1.T0SZ and T1SZ: the core keeps one root for both halves, whose
- * entries 0..255 are the user half and 256..511 the kernel half. With
- * both sizes 17 (47-bit halves) each TTBR's level-0 table has 256
- * entries: TTBR0_EL1 = root, TTBR1_EL1 = root + 2 KiB. */
-#define ARM64_TCR_TXSZ 17
+/* TCR_EL1.T0SZ and T1SZ: 48-bit halves, each with a root of its own
+ * (split_roots): TTBR0_EL1 = a user address space's root, TTBR1_EL1 = the
+ * kernel's (mm_as_root_pa_for). */
+#define ARM64_TCR_TXSZ 16
 
 #endif

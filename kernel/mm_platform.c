@@ -94,6 +94,7 @@ const struct mm_platform kernel_mm_platform = {
 	.frame_release = kp_frame_release,
 	.pool = kp_pool,
 	.tlb_flush = kp_tlb_flush,
+	.tlb_flush_bbm = kp_tlb_flush,   /* returns once every hart flushed */
 };
 
 unsigned kmap_mmio_prot(void)

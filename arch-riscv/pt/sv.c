@@ -92,20 +92,24 @@ static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 
 /* Sv39, Sv48 and Sv57 share the PTE format and differ only in the number
  * of levels and the VA width; the user half is the low canonical half, the
- * kernel half the high one. mt: the memory types the leaves may carry. */
+ * kernel half the high one. mt: the memory types the leaves may carry;
+ * bbm, split: the paging rules (needs_bbm, split_roots). */
 #define SV_MT_PLAIN (1u << MM_MT_NORMAL)
 #define SV_MT_PBMT  ((1u << MM_MT_NORMAL) | (1u << MM_MT_NC) | (1u << MM_MT_DEVICE))
-#define SV_ARCH(nm, lv, vb, mt)                                                 \
+#define SV_ARCH_RULES(nm, lv, vb, mt, ulast, klo, bbm, split)                  \
 	{                                                                       \
 		.name = nm, .levels = lv, .bits_per_level = 9, .va_bits = vb,   \
 		.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),               \
-		.user_lo = 0, .user_last = (1ull << ((vb) - 1)) - 1,            \
-		.kernel_lo = ~0ull << ((vb) - 1), .kernel_last = ~0ull,         \
+		.user_lo = 0, .user_last = ulast,                               \
+		.kernel_lo = klo, .kernel_last = ~0ull,                         \
 		.mem_types = mt, .hw_ad = true,                                 \
+		.needs_bbm = bbm, .split_roots = split,                         \
 		.make_leaf = sv_make_leaf, .make_table = sv_make_table,         \
 		.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,  \
 		.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,    \
 	}
+#define SV_ARCH(nm, lv, vb, mt)                                                 \
+	SV_ARCH_RULES(nm, lv, vb, mt, (1ull << ((vb) - 1)) - 1, ~0ull << ((vb) - 1), false, false)
 
 const struct pt_arch mm_arch_sv39 = SV_ARCH("sv39", 3, 39, SV_MT_PLAIN);
 const struct pt_arch mm_arch_sv39_svpbmt = SV_ARCH("sv39_svpbmt", 3, 39, SV_MT_PBMT);
@@ -117,3 +121,14 @@ const struct pt_arch mm_arch_sv48 = SV_ARCH("sv48", 4, 48, SV_MT_PLAIN);
 const struct pt_arch mm_arch_sv57 = SV_ARCH("sv57", 5, 57, SV_MT_PLAIN);
 const struct pt_arch mm_arch_sv48_svpbmt = SV_ARCH("sv48_svpbmt", 4, 48, SV_MT_PBMT);
 const struct pt_arch mm_arch_sv57_svpbmt = SV_ARCH("sv57_svpbmt", 5, 57, SV_MT_PBMT);
+
+/* Test tables, registered only by the host suites (tests/host/meson.build)
+ * and no paging mode of any hart: the Sv48 format under the paging rules
+ * of AArch64, so the core's support for them is tested on the host.
+ * sv48_bbm: one root, but entries are replaced break-before-make.
+ * sv48_split: that, and each half in a root of its own (TTBR0/TTBR1), each
+ * a full 48 bits wide: user [0, 2^48), kernel [2^64 - 2^48, 2^64). */
+const struct pt_arch mm_arch_sv48_bbm =
+	SV_ARCH_RULES("sv48_bbm", 4, 48, SV_MT_PLAIN, (1ull << 47) - 1, ~0ull << 47, true, false);
+const struct pt_arch mm_arch_sv48_split =
+	SV_ARCH_RULES("sv48_split", 4, 48, SV_MT_PLAIN, (1ull << 48) - 1, ~0ull << 48, true, true);

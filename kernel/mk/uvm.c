@@ -152,6 +152,7 @@ const struct mm_platform uvm_platform = {
 	.frames_charge = p_frames_charge,
 	.frames_uncharge = p_frames_uncharge,
 	.tlb_flush = p_tlb_flush,
+	.tlb_flush_bbm = p_tlb_flush,   /* returns once every hart flushed */
 };
 
 /* --- frames --- */

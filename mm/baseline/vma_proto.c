@@ -62,7 +62,7 @@ static void unmake(struct mm_cursor *c, unsigned top_L, struct mm_page *const *m
 	c->vma_mode = VMA_WRITE;
 	struct mm_page *pg = as->plat->page_desc(as->root_pa);
 	unsigned L = a->levels;
-	uint64_t base = 0;
+	uint64_t base = as->root_base;
 	while (L > top_L) {
 		unsigned i = pt_index(a, c->start, L);
 		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
@@ -97,7 +97,7 @@ retry:
 	struct mm_page *held = 0;       /* pg, once its lock is ours */
 	struct mm_page *made[MM_MAX_LEVELS];   /* tables added, top down */
 	unsigned L = a->levels, nmade = 0, top_L = 0;
-	uint64_t base = 0;
+	uint64_t base = as->root_base;
 	for (;;) {
 		unsigned i = pt_index(a, c->start, L);
 		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
@@ -126,7 +126,8 @@ retry:
 				unmake(c, top_L, made, nmade);
 			return MM_ENOMEM;
 		}
-		struct mm_page *ch = mm_split(c, pg, i, 0, 0, L, false);  /* born locked */
+		struct mm_page *ch = mm_split(c, pg, i, entry_base(a, base, L, i), 0, 0, L,
+					      false);  /* born locked */
 		if (!nmade)
 			top_L = L;
 		made[nmade++] = ch;
@@ -150,7 +151,7 @@ static int vma_lock(struct mm_cursor *c)
 	c->vma_mode = VMA_WRITE;
 	c->cover = as->plat->page_desc(as->root_pa);
 	c->cover_level = as->arch->levels;
-	c->cover_base = 0;
+	c->cover_base = as->root_base;
 	return MM_OK;
 }
 

@@ -1,6 +1,27 @@
 /* Address spaces: creation, the shared kernel half, destruction. */
 #include "internal.h"
 
+/* The VA of the first entry of the root that holds [lo, last] (lo <= last),
+ * or 1 (never page aligned) when no root holds all of it. One root holds
+ * both canonical halves, but a range must stay inside one: the core's
+ * entry addresses sign-extend, so an address past the top of the low half
+ * would be taken for one of the high half (and a range over it would see
+ * no entry wholly covered, split without bound and overrun the cursor's
+ * reservation). With split roots each half has its own root, whose
+ * entries must reach from the half's start to last. */
+static uint64_t root_base_of(const struct pt_arch *a, uint64_t lo, uint64_t last)
+{
+	if (!a->split_roots)
+		return va_canon(a, lo) == lo && va_canon(a, last) == last && !((lo ^ last) >> 63)
+			       ? 0 : 1;
+	uint64_t half = lo >= a->kernel_lo ? a->kernel_lo : a->user_lo;
+	uint64_t half_last = half == a->kernel_lo ? a->kernel_last : a->user_last;
+	unsigned root_bits = pt_shift(a, a->levels) + a->bits_per_level;
+	if (lo < half || last > half_last || ((last - half) >> root_bits))
+		return 1;
+	return half;
+}
+
 int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
 	       const struct mm_protocol *proto, const struct mm_platform *plat,
 	       uint64_t lo, uint64_t last, void *ctx)
@@ -9,7 +30,12 @@ int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
 		return MM_EALIGN;
 	if (last < lo)
 		return MM_ERANGE;
-	*as = (struct mm_as){ .arch = arch, .proto = proto, .plat = plat,
+	uint64_t root_base = root_base_of(arch, lo, last);
+	if (root_base & (MM_PAGE_SIZE - 1))
+		return MM_ERANGE;
+	if (arch->needs_bbm && !plat->tlb_flush_bbm)
+		return MM_EINVAL;
+	*as = (struct mm_as){ .arch = arch, .proto = proto, .plat = plat, .root_base = root_base,
 			      .lo = lo, .last = last, .ctx = ctx };
 	uint64_t pa = plat->pt_alloc();
 	if (pa == MM_NOFRAME)
@@ -26,11 +52,14 @@ static void root_range(const struct mm_as *as, const struct mm_as *of, unsigned 
 	*i1 = pt_index(as->arch, of->last, as->arch->levels);
 }
 
-/* Needs: boot, no cursor on kas. */
+/* Needs: boot, no cursor on kas. With split roots every AS runs with the
+ * kernel root itself, so its entries may change: nothing to fix. */
 int mm_as_kernel_seal(struct mm_as *kas)
 {
 	const struct pt_arch *a = kas->arch;
 	const struct mm_platform *p = kas->plat;
+	if (a->split_roots)
+		return MM_OK;
 	struct mm_page *root = p->page_desc(kas->root_pa);
 	uint64_t *pt = pg_ptes(kas, root);
 	uint64_t added[(1u << 9) / 64] = { 0 };   /* root slots this call filled */
@@ -67,6 +96,10 @@ int mm_as_kernel_seal(struct mm_as *kas)
 void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas)
 {
 	const struct pt_arch *a = as->arch;
+	if (a->split_roots) {
+		as->kernel_root_pa = kas->root_pa;
+		return;
+	}
 	struct mm_page *root = as->plat->page_desc(as->root_pa);
 	struct mm_page *kroot = kas->plat->page_desc(kas->root_pa);
 	uint64_t *pt = pg_ptes(as, root), *kpt = pg_ptes(kas, kroot);

@@ -60,17 +60,15 @@ static inline uint64_t va_canon(const struct pt_arch *a, uint64_t va)
 	unsigned s = 64 - a->va_bits;
 	return (uint64_t)((int64_t)(va << s) >> s);
 }
-/* Base VA of entry i of a page at `level` whose first entry is at base. */
+/* Base VA of entry i of a page at `level` whose first entry is at base
+ * (the root's first entry is at as->root_base). Only the entries of a
+ * root that holds both halves jump the hole between them (the upper half
+ * sign-extends); below the root, and in a root of one half (split_roots),
+ * entries follow each other. */
 static inline uint64_t entry_base(const struct pt_arch *a, uint64_t base, unsigned level, unsigned i)
 {
-	return va_canon(a, base + (uint64_t)i * span_of(a, level));
-}
-/* Base VA of the page at `level` containing va (the root's base is 0). */
-static inline uint64_t node_base(const struct pt_arch *a, uint64_t va, unsigned level)
-{
-	if (level >= a->levels)
-		return 0;
-	return va & ~(span_of(a, level + 1) - 1);
+	uint64_t va = base + (uint64_t)i * span_of(a, level);
+	return level == a->levels && !a->split_roots ? va_canon(a, va) : va;
 }
 
 static inline bool is_table(const struct pt_arch *a, uint64_t pte, unsigned level)
@@ -127,10 +125,11 @@ struct mm_page *mm_pt_init(struct mm_as *as, uint64_t pa, unsigned level);
 /* Free a PT page and its metadata array now (no deferral). */
 void mm_pt_free_now(const struct mm_platform *p, struct mm_page *pg);
 
-/* Replace entry i (pte, meta) of pg at level L, which is not a table, by a
- * new child (from the cursor's reservation: 1 frame, 2 with cmeta) that
- * reproduces it; the child is announced with proto->born. (ops.c) */
-struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
+/* Replace entry i (pte, meta; first address eb) of pg at level L, which is
+ * not a table, by a new child (from the cursor's reservation: 1 frame, 2
+ * with cmeta) that reproduces it; the child is announced with
+ * proto->born. Breaks before it makes where the arch needs it. (ops.c) */
+struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint64_t eb,
 			 uint64_t pte, uint64_t meta, unsigned L, bool cmeta);
 
 /* Remove every PT page inside the cursor's range that holds nothing. (ops.c) */

@@ -170,12 +170,42 @@ static void remove_subtree(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 	mm_cursor_dead_pt(c, ch);
 }
 
-/* Replace entry i of pg (level L, not a table) by a new child table whose
- * entries reproduce it: pieces of a huge leaf (each with the leaf's
- * accessed/dirty bits, including any the hardware sets while the child is
- * built: the leaf is swapped out atomically and what it held by then is
- * added to every piece), or its status everywhere. */
-struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
+/* Break-before-make, for an arch with needs_bbm: entry i of pg (level L,
+ * first address eb) is about to become a present entry. If a TLB may
+ * hold a translation there that differs from the one coming (the entry
+ * is present now, or this cursor removed or changed something in its
+ * range that is not flushed yet), make the entry invalid and flush its
+ * range on every hart (tlb_flush_bbm) first, so no TLB ever holds the
+ * old and the new translation together. Returns the entry taken out,
+ * with every accessed/dirty bit the hardware set until then, or 0. The
+ * metadata word stays; the caller writes the replacement at once. */
+static uint64_t bbm_break(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint64_t eb,
+			  unsigned L)
+{
+	const struct pt_arch *a = c->as->arch;
+	uint64_t el = eb + span_of(a, L) - 1;
+	uint64_t *p = &pg_ptes(c->as, pg)[i];
+	bool live = a->present(ent_load(p));
+	bool pending = c->flush && c->flush_lo <= el && eb <= c->flush_hi;
+	if (!live && !pending)
+		return 0;
+#ifdef MM_BUG_NO_BBM
+	/* Seeded bug (tests/model: tlb-bbm-mutant): the replacement goes
+	 * straight over the live entry; the TLB harness must catch it. */
+	return 0;
+#endif
+	uint64_t old = live ? slot_write(c, pg, i, 0, slot_meta(c->as, pg, i)) : 0;
+	c->as->plat->tlb_flush_bbm(c->as, eb, el + 1);
+	return old;
+}
+
+/* Replace entry i of pg (level L, first address eb, not a table) by a new
+ * child table whose entries reproduce it: pieces of a huge leaf (each
+ * with the leaf's accessed/dirty bits, including any the hardware sets
+ * while the child is built: the leaf is swapped out atomically and what
+ * it held by then is added to every piece), or its status everywhere.
+ * With needs_bbm a live leaf is broken first (bbm_break). */
+struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint64_t eb,
 			 uint64_t pte, uint64_t meta, unsigned L, bool cmeta)
 {
 	struct slot s = { pte, meta };
@@ -199,7 +229,10 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i,
 	}
 	ch->nr_live = (uint16_t)live;
 	c->as->proto->born(c, ch);
+	uint64_t broken = a->needs_bbm ? bbm_break(c, pg, i, eb, L) : 0;
 	uint64_t old = slot_write(c, pg, i, a->make_table(ch->pa), 0);
+	if (broken)
+		old = broken;
 	/* Bits set on the leaf since the caller read it: the pieces are live
 	 * now (the hardware may be setting bits in them too), so add them
 	 * atomically. Only an MMU sets bits behind the cursor's back, so with
@@ -354,7 +387,7 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 					   .vmeta_alloc = cmeta };
 			range_apply(c, op, &cn, slo, shi);
 		} else {
-			struct mm_page *ch = mm_split(c, n->pg, i, s.pte, s.meta, L, cmeta);
+			struct mm_page *ch = mm_split(c, n->pg, i, eb, s.pte, s.meta, L, cmeta);
 			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
 			range_apply(c, op, &cn, slo, shi);
 			if (ch->nr_live == 0)
@@ -561,15 +594,16 @@ static struct mm_page *map_descend(struct mm_cursor *c, uint64_t va, unsigned le
 	uint64_t base = c->cover_base;
 	for (unsigned L = c->cover_level; L > level; L--) {
 		unsigned i = pt_index(a, va, L);
+		uint64_t eb = entry_base(a, base, L, i);
 		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), slot_meta(c->as, pg, i) };
 		if (is_table(a, s.pte, L)) {
 			pg = child_of(c->as, s.pte, L);
 		} else {
-			pg = mm_split(c, pg, i, s.pte, s.meta, L, s.meta != 0);
+			pg = mm_split(c, pg, i, eb, s.pte, s.meta, L, s.meta != 0);
 			if (flag)
 				__atomic_fetch_or(&pg->flags, flag, __ATOMIC_RELEASE);
 		}
-		base = entry_base(a, base, L, i);
+		base = eb;
 	}
 	*basep = base;
 	return pg;
@@ -607,6 +641,8 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 		ensure_meta(c, pg);
 	unsigned ad = (flags & MM_MAP_DIRTY) ? PT_AD_A | PT_AD_D :
 		      (flags & MM_MAP_ACCESSED) ? PT_AD_A : 0;
+	if (a->needs_bbm)   /* a table left just now, or an unflushed unmap */
+		bbm_break(c, pg, i, entry_base(a, base, level, i), level);
 	slot_write(c, pg, i, a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level, ad), new_meta);
 	if (c->nr_resv)
 		c->as->plat->panic("mm: reservation overcounted");
@@ -950,7 +986,7 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 					   .vmeta = s.meta, .vmeta_alloc = cmeta };
 			pop_apply(c, op, &cn, slo, shi);
 		} else {
-			struct mm_page *ch = mm_split(c, n->pg, i, s.pte, s.meta, L, cmeta);
+			struct mm_page *ch = mm_split(c, n->pg, i, eb, s.pte, s.meta, L, cmeta);
 			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
 			pop_apply(c, op, &cn, slo, shi);
 		}

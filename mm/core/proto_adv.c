@@ -90,7 +90,7 @@ retry:
 	struct mm_page *held = 0;       /* pg, when this walk holds its lock */
 	struct mm_page *made[MM_MAX_LEVELS], *top = 0;  /* pages split off below top */
 	unsigned L = a->levels, nmade = 0, top_L = 0;
-	uint64_t base = 0, top_base = 0;
+	uint64_t base = as->root_base, top_base = 0;
 	while (L > 1) {
 		unsigned i = pt_index(a, c->start, L);
 		if (i != pt_index(a, c->last, L) || mm_whole_entry(c, base, L, i))
@@ -129,7 +129,8 @@ retry:
 				p->rcu_read_unlock();
 			return MM_ENOMEM;
 		}
-		struct mm_page *ch = mm_split(c, pg, i, e, m, L, m != 0);  /* born locked */
+		struct mm_page *ch = mm_split(c, pg, i, entry_base(a, base, L, i), e, m, L,
+					      m != 0);  /* born locked */
 		if (!nmade) {
 			top = pg;
 			top_L = L;

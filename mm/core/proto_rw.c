@@ -15,7 +15,7 @@ static int rw_lock(struct mm_cursor *c)
 	const struct mm_platform *p = as->plat;
 	struct mm_page *pg = p->page_desc(as->root_pa);
 	unsigned L = a->levels;
-	uint64_t base = 0;
+	uint64_t base = as->root_base;
 	for (;;) {
 		unsigned i = pt_index(a, c->start, L);
 		if (L > 1 && i == pt_index(a, c->last, L) && !mm_whole_entry(c, base, L, i)) {

@@ -23,6 +23,8 @@ static atomic_bool pool_on = true;
 static _Thread_local struct mm_pool tls_pool;
 static atomic_ulong tlb_flushes;
 void (*host_tlb_hook)(struct mm_as *, uint64_t, uint64_t);
+static atomic_ulong tlb_bbm_flushes;
+void (*host_tlb_bbm_hook)(struct mm_as *, uint64_t, uint64_t);
 
 static void host_panic(const char *msg)
 {
@@ -488,16 +490,30 @@ static void shootdown(struct mm_as *as)
 	}
 }
 
-static void h_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
+/* Count the flush, show it to the observer, shoot it down if on. Both
+ * kinds are synchronous: a shootdown returns once every target answered. */
+static void h_flush(atomic_ulong *count, void (*hook)(struct mm_as *, uint64_t, uint64_t),
+		    struct mm_as *as, uint64_t start, uint64_t end)
 {
-	atomic_fetch_add(&tlb_flushes, 1);
-	if (host_tlb_hook)
-		host_tlb_hook(as, start, end);
+	atomic_fetch_add(count, 1);
+	if (hook)
+		hook(as, start, end);
 	if (atomic_load_explicit(&shootdown_on, memory_order_relaxed))
 		shootdown(as);
 }
 
+static void h_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
+{
+	h_flush(&tlb_flushes, host_tlb_hook, as, start, end);
+}
+
+static void h_tlb_flush_bbm(struct mm_as *as, uint64_t start, uint64_t end)
+{
+	h_flush(&tlb_bbm_flushes, host_tlb_bbm_hook, as, start, end);
+}
+
 unsigned long host_tlb_flushes(void) { return atomic_load(&tlb_flushes); }
+unsigned long host_tlb_bbm_flushes(void) { return atomic_load(&tlb_bbm_flushes); }
 
 const struct mm_platform host_plat = {
 	.pt_alloc = h_pt_alloc,
@@ -511,5 +527,6 @@ const struct mm_platform host_plat = {
 	.rcu_read_unlock = h_rcu_read_unlock,
 	.rcu_defer = h_rcu_defer,
 	.tlb_flush = h_tlb_flush,
+	.tlb_flush_bbm = h_tlb_flush_bbm,
 	.panic = host_panic,
 };

@@ -63,6 +63,10 @@ size_t host_rcu_pending(void);
 /* TLB flush requests seen, and an optional observer. */
 unsigned long host_tlb_flushes(void);
 extern void (*host_tlb_hook)(struct mm_as *as, uint64_t start, uint64_t end);
+/* The same for break-before-make flushes (tlb_flush_bbm), which a
+ * shootdown answers like any other flush. */
+unsigned long host_tlb_bbm_flushes(void);
+extern void (*host_tlb_bbm_hook)(struct mm_as *as, uint64_t start, uint64_t end);
 
 /* TLB shootdown (off by default): with it on, a flush of an address space
  * posts a request to every other thread joined to it and waits until each

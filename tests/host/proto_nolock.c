@@ -7,7 +7,7 @@ static int nl_lock(struct mm_cursor *c)
 {
 	c->cover = c->as->plat->page_desc(c->as->root_pa);
 	c->cover_level = c->as->arch->levels;
-	c->cover_base = 0;
+	c->cover_base = c->as->root_base;
 	return MM_OK;
 }
 

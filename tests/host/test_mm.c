@@ -1,5 +1,6 @@
 /* Suite 'mm': host tests of the CortenMM core against the atomic spec.
- *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|touch|adbits>
+ *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|touch|adbits|
+ *            top|bbm>
  *           --arch A --mm P [--seed N] [--steps N]
  *   test_mm --list-arch       (the registered paging tables, one a line)
  * Every test checks the tree's well-formedness after each step and that
@@ -148,7 +149,29 @@ static void t_arch(void)
 	      A->name);
 	CHECK(!A->present(0), "zero entry present");
 	CHECK(A->user_last < A->kernel_lo, "halves overlap");
-	CHECK(pt_index(A, A->kernel_lo, A->levels) == pt_entries(A) / 2, "kernel half starts mid-root");
+	if (A->split_roots) {
+		unsigned root_bits = pt_shift(A, A->levels) + A->bits_per_level;
+		CHECK(pt_index(A, A->user_lo, A->levels) == 0 && pt_index(A, A->kernel_lo, A->levels) == 0,
+		      "a half does not start at its root's entry 0");
+		CHECK(!((A->user_last - A->user_lo) >> root_bits) &&
+		      !((A->kernel_last - A->kernel_lo) >> root_bits), "a half is wider than its root");
+	} else {
+		CHECK(pt_index(A, A->kernel_lo, A->levels) == pt_entries(A) / 2,
+		      "kernel half starts mid-root");
+	}
+	/* what mm_as_init accepts: one root's worth of addresses, and break-
+	 * before-make only from a platform that can flush for it */
+	struct mm_as as;
+	uint64_t wide = A->split_roots ? A->kernel_last : (1ull << A->va_bits) - 1;
+	CHECK(mm_as_init(&as, A, P, &host_plat, A->user_lo, wide, NULL) == MM_ERANGE,
+	      "%s: an AS over %#" PRIx64 "..%#" PRIx64 " accepted", A->name, A->user_lo, wide);
+	struct mm_platform nobbm = host_plat;
+	nobbm.tlb_flush_bbm = NULL;
+	int err = mm_as_init(&as, A, P, &nobbm, A->user_lo, A->user_last, NULL);
+	CHECK(err == (A->needs_bbm ? MM_EINVAL : MM_OK), "as_init without tlb_flush_bbm: %s",
+	      mm_strerror(err));
+	if (err == MM_OK)
+		end_as(&as);
 }
 
 /* ---- diff: random transactions, core vs spec ---- */
@@ -645,6 +668,49 @@ static void t_wide(void)
 	end_as(&x.as);
 }
 
+/* ---- top: both halves end to end, from their first page to their last ---- */
+static void t_top(void)
+{
+	uint64_t halves[2][2] = { { A->user_lo, A->user_last }, { A->kernel_lo, A->kernel_last } };
+	unsigned prot = MM_PROT_R | MM_PROT_W;
+	for (unsigned h = 0; h < 2; h++) {
+		struct mm_as as;
+		struct mm_cursor c;
+		uint64_t lo = halves[h][0], last = halves[h][1];
+		/* the page at 2^64 - 4K cannot be locked (cursor.h): stop below it */
+		uint64_t end = last + 1 ? last + 1 : last + 1 - PG;
+		uint64_t mid = lo + ((last - lo) >> 1) + 1, vas[3] = { lo, mid, (end - MB2) & ~(MB2 - 1) };
+		int err = mm_as_init(&as, A, P, &host_plat, lo, last, NULL);
+		CHECK(err == MM_OK, "as_init %#" PRIx64 "..%#" PRIx64 ": %s", lo, last, mm_strerror(err));
+		if (err)
+			continue;
+		for (unsigned k = 0; k < 3; k++) {
+			uint64_t pa = host_frame_alloc(2);
+			CHECK(mm_lock(&c, &as, vas[k], vas[k] + MB2) == MM_OK, "lock %#" PRIx64, vas[k]);
+			CHECK(mm_map(&c, vas[k], pa, 2, prot, 0) == MM_OK, "map 2M at %#" PRIx64, vas[k]);
+			mm_release(&c);
+		}
+		check_wf(&as, "top: mapped");
+		CHECK(mm_lock(&c, &as, lo, end) == MM_OK, "lock the half");
+		CHECK(mm_protect(&c, lo + PG, end - lo - 2 * PG, MM_PROT_R) == MM_OK, "protect the half");
+		struct mm_info in;
+		CHECK(mm_query(&c, mid + PG, &in) == MM_OK && in.kind == MM_MAPPED && in.level == 2 &&
+		      in.prot == MM_PROT_R, "2M page in the middle: kind %u level %u prot %#x", in.kind,
+		      in.level, in.prot);
+		CHECK(mm_unmap(&c, lo + PG, end - lo - PG) == MM_OK, "unmap all but the first page");
+		CHECK(mm_query(&c, lo, &in) == MM_OK && in.kind == MM_MAPPED && in.level == 1,
+		      "first page, split off");
+		struct mm_status rs = { .kind = MM_RESERVED, .prot = MM_PROT_R };
+		CHECK(mm_mark(&c, lo + PG, end - lo - PG, &rs) == MM_OK, "mark the half");
+		CHECK(mm_unmap(&c, lo, end - lo) == MM_OK, "unmap the half");
+		mm_release(&c);
+		check_wf(&as, "top: cleared");
+		CHECK(as.nr_frames == 1 + (host_plat.page_desc(as.root_pa)->meta_pa ? 1 : 0),
+		      "PT pages left after clearing the half: %" PRIu64, as.nr_frames);
+		end_as(&as);
+	}
+}
+
 /* ---- huge: 1 GiB page split down by a 4 KiB unmap ---- */
 static void t_huge(void)
 {
@@ -689,6 +755,8 @@ static void t_huge(void)
 	end_as(&x.as);
 }
 
+static uint64_t *leaf_of(struct mm_as *as, uint64_t va, unsigned *level);
+
 /* ---- kernel: direct map with huge pages, seal, shared kernel half ---- */
 static void t_kernel(void)
 {
@@ -716,26 +784,43 @@ static void t_kernel(void)
 	check_wf(&kas, "kernel map");
 	CHECK(mm_as_kernel_seal(&kas) == MM_OK, "seal");
 	check_wf(&kas, "seal");
-	/* sealed: root entries cannot change, everything below can */
+	/* sealed: root entries cannot change, everything below can; with
+	 * split roots every AS uses the kernel root itself: nothing to seal */
+	CHECK(kas.sealed == !A->split_roots, "sealed: %d", kas.sealed);
+	int sealed_err = A->split_roots ? MM_OK : MM_EINVAL;
 	uint64_t rspan = 1ull << pt_shift(A, A->levels);
+	uint64_t rlo = A->kernel_lo + (A->split_roots ? rspan : 0);   /* split: an empty entry */
 	uint64_t nr = kas.nr_frames;
-	CHECK(mm_lock(&c, &kas, A->kernel_lo, A->kernel_lo + rspan) == MM_OK, "lock root entry");
-	CHECK(mm_unmap(&c, A->kernel_lo, rspan) == MM_EINVAL, "unmap of a sealed root entry");
+	CHECK(mm_lock(&c, &kas, rlo, rlo + rspan) == MM_OK, "lock root entry");
+	CHECK(mm_unmap(&c, rlo, rspan) == sealed_err, "unmap of a sealed root entry");
 	struct mm_status rs = { .kind = MM_RESERVED, .prot = MM_PROT_R };
-	CHECK(mm_mark(&c, A->kernel_lo, rspan, &rs) == MM_EINVAL, "mark of a sealed root entry");
-	CHECK(mm_map(&c, A->kernel_lo, pa, A->levels, MM_PROT_R, 0) == MM_EINVAL || !pt_leaf_ok(A, A->levels),
+	CHECK(mm_mark(&c, rlo, rspan, &rs) == sealed_err, "mark of a sealed root entry");
+	CHECK(mm_map(&c, rlo, pa, A->levels, MM_PROT_R, 0) == MM_EINVAL || !pt_leaf_ok(A, A->levels),
 	      "root leaf in a sealed AS");
-	CHECK(mm_mark(&c, A->kernel_lo + PG, PG, &rs) == MM_OK, "mark below a sealed root entry");
-	CHECK(mm_unmap(&c, A->kernel_lo + PG, PG) == MM_OK, "unmap below a sealed root entry");
+	CHECK(mm_mark(&c, rlo + PG, PG, &rs) == MM_OK, "mark below a sealed root entry");
+	CHECK(mm_unmap(&c, rlo + PG, PG) == MM_OK, "unmap below a sealed root entry");
+	if (A->split_roots)
+		CHECK(mm_unmap(&c, rlo, rspan) == MM_OK, "clear an unsealed root entry");
 	mm_release(&c);
+	/* split roots: the root itself may have got a status array */
+	if (A->split_roots && host_plat.page_desc(kas.root_pa)->meta_pa)
+		nr++;
 	CHECK(kas.nr_frames == nr, "sealed root-level tables pruned or added (%" PRIu64 " -> %" PRIu64 ")",
 	      nr, kas.nr_frames);
 	check_wf(&kas, "sealed ops");
 	new_as(&uas);
 	mm_as_share_kernel(&uas, &kas);
 	uint64_t *kr = host_plat.phys_to_virt(kas.root_pa), *ur = host_plat.phys_to_virt(uas.root_pa);
-	for (unsigned i = pt_entries(A) / 2; i < pt_entries(A); i++)
+	for (unsigned i = pt_entries(A) / 2; i < pt_entries(A) && !A->split_roots; i++)
 		CHECK(kr[i] == ur[i] && A->present(kr[i]), "root slot %u not shared", i);
+	for (unsigned i = 0; i < pt_entries(A) && A->split_roots; i++)
+		CHECK(!ur[i], "split roots: user root slot %u holds %#" PRIx64, i, ur[i]);
+	/* a walk of the user AS reaches the direct map through the right root */
+	unsigned lv;
+	uint64_t *e = leaf_of(&uas, KB + MB2 + 5 * PG, &lv);
+	CHECK(e && lv == 2 && A->addr(*e, 2) == pa + MB2, "direct map not reached from the user AS");
+	CHECK(mm_as_root_pa_for(&uas, KB) == kas.root_pa || !A->split_roots, "kernel root of uas");
+	CHECK(mm_as_root_pa_for(&kas, 0x10000) == 0 || !A->split_roots, "kas has no user root");
 	/* a user mapping leaves the kernel half alone */
 	uint64_t f = host_frame_alloc(1);
 	CHECK(mm_lock(&c, &uas, 0x10000, 0x20000) == MM_OK, "lock user");
@@ -744,8 +829,9 @@ static void t_kernel(void)
 	check_wf(&uas, "user");
 	check_wf(&kas, "kernel after user");
 	mm_as_destroy(&uas);
-	for (unsigned i = pt_entries(A) / 2; i < pt_entries(A); i++)
+	for (unsigned i = pt_entries(A) / 2; i < pt_entries(A) && !A->split_roots; i++)
 		CHECK(A->present(kr[i]), "kernel slot %u lost", i);
+	CHECK(leaf_of(&kas, KB + MB2, &lv) == e, "direct map lost with the user AS");
 	/* give back the parts of the 1G frame the direct map did not take */
 	for (uint64_t o = 0; o < (1ull << 30); o += PG)
 		if (o < PG || o >= PG + len)
@@ -753,13 +839,106 @@ static void t_kernel(void)
 	end_as(&kas);
 }
 
+/* ---- bbm: break-before-make, seen through the platform's hook ---- */
+static struct mm_as *bbm_as;
+static unsigned bbm_n, bbm_live;
+static uint64_t bbm_start, bbm_end;
+
+/* At the flush, no hardware walk may find a translation in the range. */
+static void bbm_hook(struct mm_as *as, uint64_t start, uint64_t end)
+{
+	unsigned lv;
+	bbm_n++;
+	bbm_start = start;
+	bbm_end = end;
+	for (uint64_t va = start; va != end && as == bbm_as; va += PG)
+		bbm_live += leaf_of(as, va, &lv) != NULL;
+}
+
+/* One transaction on [lo, lo + len): fn, then commit. want 0: it made no
+ * BBM flush; 1: it made some, the last of them of [flo, flo + flen) (an
+ * unmap that empties tables removes them, so the map after it breaks
+ * their entries too). */
+static void bbm_case(struct mm_as *as, uint64_t lo, uint64_t len, const char *what,
+		     void (*fn)(struct mm_cursor *c, uint64_t lo), unsigned want, uint64_t flo,
+		     uint64_t flen)
+{
+	struct mm_cursor c;
+	bbm_n = bbm_live = 0;
+	CHECK(mm_lock(&c, as, lo, lo + len) == MM_OK, "%s: lock", what);
+	fn(&c, lo);
+	mm_release(&c);
+	CHECK(want ? bbm_n >= 1 : bbm_n == 0, "%s: %u break-before-make flushes, want %s", what,
+	      bbm_n, want ? "some" : "none");
+	CHECK(!want || (bbm_start == flo && bbm_end == flo + flen),
+	      "%s: flushed [%#" PRIx64 ", %#" PRIx64 "), want [%#" PRIx64 ", %#" PRIx64 ")", what,
+	      bbm_start, bbm_end, flo, flo + flen);
+	CHECK(!bbm_live, "%s: %u pages still translated when flushed", what, bbm_live);
+	check_wf(as, what);
+}
+
+static const unsigned bbm_prot = MM_PROT_R | MM_PROT_W | MM_PROT_U;
+static void bbm_map2m(struct mm_cursor *c, uint64_t lo)
+{
+	CHECK(mm_map(c, lo, host_frame_alloc(2), 2, bbm_prot, 0) == MM_OK, "map 2M");
+}
+static void bbm_cut4k(struct mm_cursor *c, uint64_t lo)
+{
+	CHECK(mm_unmap(c, lo + 7 * PG, PG) == MM_OK, "unmap 4K in 2M");
+}
+static void bbm_unmap2m(struct mm_cursor *c, uint64_t lo)
+{
+	CHECK(mm_unmap(c, lo, MB2) == MM_OK, "unmap 2M");
+}
+static void bbm_reserve4k(struct mm_cursor *c, uint64_t lo)
+{
+	struct mm_status rs = { .kind = MM_RESERVED, .prot = bbm_prot };
+	CHECK(mm_mark(c, lo + PG, PG, &rs) == MM_OK, "reserve 4K");
+}
+static void bbm_remap4k(struct mm_cursor *c, uint64_t lo)
+{
+	CHECK(mm_map(c, lo, host_frame_alloc(1), 1, bbm_prot, 0) == MM_OK, "map 4K");
+	CHECK(mm_unmap(c, lo, PG) == MM_OK, "unmap 4K");
+	CHECK(mm_map(c, lo, host_frame_alloc(1), 1, bbm_prot, 0) == MM_OK, "map 4K again");
+}
+
+static void t_bbm(void)
+{
+	struct ctx x;
+	new_as(&x.as);
+	bbm_as = &x.as;
+	host_tlb_bbm_hook = bbm_hook;
+	unsigned b = A->needs_bbm ? 1 : 0;
+	uint64_t B = 1ull << 30;
+	/* a 4 KiB unmap inside a live 2 MiB block: the block goes, then the table */
+	bbm_case(&x.as, B, MB2, "map 2M", bbm_map2m, 0, 0, 0);
+	bbm_case(&x.as, B, MB2, "split 2M", bbm_cut4k, b, B, MB2);
+	/* a 2 MiB map over a table that holds only a status */
+	bbm_case(&x.as, B, MB2, "unmap 2M", bbm_unmap2m, 0, 0, 0);
+	bbm_case(&x.as, B, MB2, "reserve 4K", bbm_reserve4k, 0, 0, 0);
+	/* the baseline keeps statuses elsewhere: no table there */
+	uint64_t e = 0, t = mm_as_root_pa(&x.as);
+	for (unsigned L = A->levels; L >= 2 && (L == A->levels || A->present(e)); L--)
+		t = A->addr(e = ((uint64_t *)host_plat.phys_to_virt(t))[pt_index(A, B, L)], L);
+	CHECK(A->present(e) == !P->vma && (!A->present(e) || !A->is_leaf(e, 2)),
+	      "status in a table: %#" PRIx64, e);
+	bbm_case(&x.as, B, MB2, "2M over a table", bbm_map2m, P->vma ? 0 : b, B, MB2);
+	/* an unmap and a map of another frame in one transaction */
+	bbm_case(&x.as, B, MB2, "unmap 2M", bbm_unmap2m, 0, 0, 0);
+	bbm_case(&x.as, B + MB2, PG, "remap 4K", bbm_remap4k, b, B + MB2, PG);
+	host_tlb_bbm_hook = NULL;
+	end_as(&x.as);
+	printf("bbm: %s needs %sbreak-before-make\n", A->name, b ? "" : "no ");
+}
+
 /* ---- pager: protect, make_cow, age, take, next_used ---- */
 
-/* White-box: the leaf entry holding va (the test pokes A/D bits the way
- * the hardware would). NULL if none. */
+/* White-box: the leaf entry holding va, walked as the hardware would from
+ * the root that translates it (the test pokes A/D bits the way the
+ * hardware would). NULL if none. */
 static uint64_t *leaf_of(struct mm_as *as, uint64_t va, unsigned *level)
 {
-	uint64_t pa = as->root_pa;
+	uint64_t pa = mm_as_root_pa_for(as, va);
 	for (unsigned L = A->levels; L >= 1; L--) {
 		uint64_t *e = (uint64_t *)host_plat.phys_to_virt(pa) + pt_index(A, va, L);
 		if (!A->present(*e))
@@ -1469,6 +1648,10 @@ int main(int argc, char **argv)
 	}
 	else if (!strcmp(test, "huge"))
 		t_huge();
+	else if (!strcmp(test, "top"))
+		t_top();
+	else if (!strcmp(test, "bbm"))
+		t_bbm();
 	else if (!strcmp(test, "wide"))
 		t_wide();
 	else if (!strcmp(test, "pager"))

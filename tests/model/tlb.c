@@ -15,13 +15,24 @@
  *    survives its commit;
  *  - a data frame goes back to the allocator (frame_release) only when no
  *    hart can translate to it any more.
+ * For a table that needs break-before-make (pt_arch.needs_bbm, AArch64)
+ * the harts also cache the table entries a walk passes (a walk cache), and
+ * may walk and fill at any access, even for an address they hold, as such
+ * hardware may at any time. A hart that would then hold two translations
+ * of one address that disagree (a block and a page or table under it, two
+ * pages or two tables with different addresses) fails the run: the TLB
+ * conflict break-before-make exists to prevent. After a commit its cached
+ * table entries must match the page table too.
  * --lazy models lazy shootdown with early acknowledgement: tlb_flush only
  * queues the range on every hart and returns; a hart applies its queue
  * before its next access (it cannot reach user mode first); released
  * frames are parked until every hart has applied the flushes queued before
  * the release. "Usable" then means: not covered by the hart's queue.
  * --mutate drops every third flush request: the run must fail (the checks
- * bite).
+ * bite). A core built with -DMM_BUG_NO_BBM (tlb_nobbm) replaces entries
+ * without breaking them first: on a table that needs BBM the run must
+ * fail with a TLB conflict. --lazy does not apply to such a table (its
+ * tlb_flush must be complete on return): exit 77, skipped.
  * --threads T (2 or 4, not with --lazy): T OS threads, each one hart,
  * transact concurrently on disjoint sets of 8-page chunks (sharing PT pages)
  * and access the whole window; each checks its own range after its commit
@@ -47,18 +58,21 @@
 #define MB2 (1ull << 21)
 #define NHARTS 4
 #define TLB_SIZE 8
+#define WC_SIZE 8               /* walk cache (tables that need BBM only) */
 #define WIN_PAGES 1024          /* two 2 MiB blocks */
 #define MAX_PENDING 64
 #define MAX_PARKED 4096
 
 struct tlbe {
 	bool valid;
+	bool table;             /* walk cache: a table entry, pa = its child */
 	uint64_t va, size, pa;
 	unsigned prot;
 };
 
 struct hart {
 	struct tlbe tlb[TLB_SIZE];
+	struct tlbe wc[WC_SIZE];
 	unsigned npend;
 	uint64_t pend_lo[MAX_PENDING], pend_hi[MAX_PENDING];
 	unsigned long gen;      /* flush generation applied */
@@ -74,7 +88,7 @@ static struct mm_as as;
 static uint64_t base;
 static int lazy, mutate;
 static unsigned nthreads = 1;
-static unsigned long fails, nflush, nfill, nhit, ncommit, nrelease;
+static unsigned long fails, nflush, nfill, nhit, ncommit, nrelease, nbbm;
 static __thread uint64_t rng = 0x9e3779b97f4a7c15ull;
 static __thread unsigned my_hart;   /* --threads: this thread's hart */
 #define INC(x) __atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED)
@@ -92,28 +106,36 @@ static void check_failed(void)
 
 static uint64_t rndn(uint64_t n) { return xorshift64_below(&rng, n); }
 
-/* The hardware walker: lock-free, one atomic load per level. Fills *out
- * with the leaf that translates va; false if none. */
-static bool walk(uint64_t va, struct tlbe *out)
+/* The hardware walker: lock-free, one atomic load per level, from the
+ * root that translates va. Fills *out with the leaf that translates va;
+ * false if none. With tabs, also the table entries it passed, whatever it
+ * found below them: tabs[0..*ntabs-1]. */
+static bool walk_tabs(uint64_t va, struct tlbe *out, struct tlbe *tabs, unsigned *ntabs)
 {
-	uint64_t table = mm_as_root_pa(&as);
-	for (unsigned L = A->levels; L >= 1; L--) {
+	uint64_t table = mm_as_root_pa_for(&as, va);
+	for (unsigned L = A->levels; L >= 1 && table; L--) {
 		uint64_t *t = plat.phys_to_virt(table);
 		uint64_t e = __atomic_load_n(&t[pt_index(A, va, L)], __ATOMIC_ACQUIRE);
 		if (!A->present(e))
 			return false;
-		if (L == 1 || A->is_leaf(e, L)) {
-			uint64_t size = 1ull << pt_shift(A, L);
-			out->valid = true;
-			out->va = va & ~(size - 1);
-			out->size = size;
-			out->pa = A->addr(e, L);
-			out->prot = A->prot(e);
+		uint64_t size = 1ull << pt_shift(A, L);
+		bool leaf = L == 1 || A->is_leaf(e, L);
+		struct tlbe x = { .valid = true, .table = !leaf, .va = va & ~(size - 1), .size = size,
+				  .pa = A->addr(e, L), .prot = leaf ? A->prot(e) : 0 };
+		if (leaf) {
+			*out = x;
 			return true;
 		}
-		table = A->addr(e, L);
+		if (tabs)
+			tabs[(*ntabs)++] = x;
+		table = x.pa;
 	}
 	return false;
+}
+
+static bool walk(uint64_t va, struct tlbe *out)
+{
+	return walk_tabs(va, out, NULL, NULL);
 }
 
 static bool overlaps(uint64_t a, uint64_t asz, uint64_t lo, uint64_t hi /*excl*/)
@@ -121,14 +143,23 @@ static bool overlaps(uint64_t a, uint64_t asz, uint64_t lo, uint64_t hi /*excl*/
 	return a < hi && lo < a + asz;
 }
 
+/* Drop every translation and cached table entry of h that overlaps
+ * [lo, hi). */
+static void drop_range(struct hart *h, uint64_t lo, uint64_t hi)
+{
+	for (unsigned k = 0; k < TLB_SIZE; k++)
+		if (h->tlb[k].valid && overlaps(h->tlb[k].va, h->tlb[k].size, lo, hi))
+			h->tlb[k].valid = false;
+	for (unsigned k = 0; k < WC_SIZE; k++)
+		if (h->wc[k].valid && overlaps(h->wc[k].va, h->wc[k].size, lo, hi))
+			h->wc[k].valid = false;
+}
+
 /* A hart applies its queued flushes (lazy mode) before it runs user code. */
 static void apply_pending(struct hart *h)
 {
 	for (unsigned i = 0; i < h->npend; i++)
-		for (unsigned k = 0; k < TLB_SIZE; k++)
-			if (h->tlb[k].valid &&
-			    overlaps(h->tlb[k].va, h->tlb[k].size, h->pend_lo[i], h->pend_hi[i]))
-				h->tlb[k].valid = false;
+		drop_range(h, h->pend_lo[i], h->pend_hi[i]);
 	h->npend = 0;
 	h->gen = flush_gen;
 }
@@ -155,12 +186,32 @@ static bool consistent(const struct tlbe *e)
 	return true;
 }
 
+/* Is this cached table entry still in the page table? */
+static bool table_current(const struct tlbe *e)
+{
+	struct tlbe leaf, tabs[MM_MAX_LEVELS];
+	unsigned n = 0;
+	walk_tabs(e->va, &leaf, tabs, &n);
+	for (unsigned i = 0; i < n; i++)
+		if (tabs[i].size == e->size)
+			return tabs[i].pa == e->pa;
+	return false;
+}
+
 /* After a commit: every usable translation of every hart that overlaps
- * [lo, hi) is consistent with the page table. */
+ * [lo, hi) is consistent with the page table, and so is every table entry
+ * in its walk cache. */
 static void check_range(const char *when, uint64_t lo, uint64_t hi)
 {
 	for (unsigned h = 0; h < NHARTS; h++) {
 		pthread_mutex_lock(&harts[h].mu);
+		for (unsigned k = 0; k < WC_SIZE; k++) {
+			const struct tlbe *e = &harts[h].wc[k];
+			if (e->valid && overlaps(e->va, e->size, lo, hi))
+				CHECK(table_current(e),
+				      "%s: hart %u still caches table %#" PRIx64 " for %#" PRIx64 "+%#" PRIx64
+				      ", which the page table no longer holds", when, h, e->pa, e->va, e->size);
+		}
 		for (unsigned k = 0; k < TLB_SIZE; k++) {
 			const struct tlbe *e = &harts[h].tlb[k];
 			if (!e->valid || !overlaps(e->va, e->size, lo, hi) ||
@@ -175,6 +226,53 @@ static void check_range(const char *when, uint64_t lo, uint64_t hi)
 	}
 }
 
+/* Would one hart holding both x and y (overlapping) hold two disagreeing
+ * translations? Two leaves: unless the same page. Two tables: the same
+ * level pointing to different children. A table and a leaf: the leaf is
+ * a block at or above the table's level. */
+static bool conflict(const struct tlbe *x, const struct tlbe *y)
+{
+	if (!x->table && !y->table)
+		return x->size != y->size || x->pa != y->pa;
+	if (x->table && y->table)
+		return x->size == y->size && x->pa != y->pa;
+	const struct tlbe *t = x->table ? x : y, *l = x->table ? y : x;
+	return l->size >= t->size;
+}
+
+/* Put e into cache[0..n-1] of hart h (h->mu held) unless h holds it
+ * already (a leaf with other permissions is replaced: no BBM needed for
+ * that); fail the run if anything h holds conflicts with it. */
+static void fill_checked(unsigned h, struct tlbe *cache, unsigned n, const struct tlbe *e)
+{
+	struct hart *ht = &harts[h];
+	struct tlbe *same = NULL;
+	for (unsigned arr = 0; arr < 2; arr++) {
+		struct tlbe *c = arr ? ht->wc : ht->tlb;
+		for (unsigned k = 0; k < (arr ? WC_SIZE : TLB_SIZE); k++) {
+			if (!c[k].valid || !overlaps(c[k].va, c[k].size, e->va, e->va + e->size))
+				continue;
+			if (c[k].table == e->table && c[k].size == e->size && c[k].pa == e->pa) {
+				same = &c[k];
+				continue;
+			}
+			CHECK(!conflict(&c[k], e),
+			      "TLB conflict: hart %u holds %s %#" PRIx64 "+%#" PRIx64 " -> %#" PRIx64
+			      " and fills %s %#" PRIx64 "+%#" PRIx64 " -> %#" PRIx64
+			      " (replaced without break-before-make)", h, c[k].table ? "table" : "leaf",
+			      c[k].va, c[k].size, c[k].pa, e->table ? "table" : "leaf", e->va, e->size,
+			      e->pa);
+		}
+	}
+	if (same) {
+		*same = *e;
+		INC(nhit);
+		return;
+	}
+	cache[rndn(n)] = *e;   /* random eviction */
+	INC(nfill);
+}
+
 /* A simulated access by hart h: apply its queue, then hit or walk+fill. */
 static void access_va(unsigned h, uint64_t va)
 {
@@ -182,6 +280,18 @@ static void access_va(unsigned h, uint64_t va)
 	pthread_mutex_lock(&ht->mu);
 	if (lazy)
 		apply_pending(ht);
+	if (A->needs_bbm) {
+		/* such hardware may walk at any time, also for what it holds */
+		struct tlbe e, tabs[MM_MAX_LEVELS];
+		unsigned n = 0;
+		bool leaf = walk_tabs(va, &e, tabs, &n);
+		for (unsigned i = 0; i < n; i++)
+			fill_checked(h, ht->wc, WC_SIZE, &tabs[i]);
+		if (leaf)
+			fill_checked(h, ht->tlb, TLB_SIZE, &e);
+		pthread_mutex_unlock(&ht->mu);
+		return;
+	}
 	for (unsigned k = 0; k < TLB_SIZE; k++)
 		if (ht->tlb[k].valid && overlaps(ht->tlb[k].va, ht->tlb[k].size, va, va + 1)) {
 			INC(nhit);
@@ -242,6 +352,16 @@ static void release_parked(void)
 }
 
 /* --- the platform wrappers the core calls --- */
+/* Every hart drops [start, end) now (each between two of its accesses). */
+static void flush_all(uint64_t start, uint64_t end)
+{
+	for (unsigned h = 0; h < NHARTS; h++) {
+		pthread_mutex_lock(&harts[h].mu);
+		drop_range(&harts[h], start, end);
+		pthread_mutex_unlock(&harts[h].mu);
+	}
+}
+
 static void sim_tlb_flush(struct mm_as *a, uint64_t start, uint64_t end)
 {
 	unsigned long nth = INC(nflush);
@@ -262,14 +382,18 @@ static void sim_tlb_flush(struct mm_as *a, uint64_t start, uint64_t end)
 		}
 		return;
 	}
-	for (unsigned h = 0; h < NHARTS; h++) {
-		pthread_mutex_lock(&harts[h].mu);
-		for (unsigned k = 0; k < TLB_SIZE; k++)
-			if (harts[h].tlb[k].valid &&
-			    overlaps(harts[h].tlb[k].va, harts[h].tlb[k].size, start, end))
-				harts[h].tlb[k].valid = false;
-		pthread_mutex_unlock(&harts[h].mu);
-	}
+	flush_all(start, end);
+}
+
+/* Break-before-make: complete on every hart before it returns, also in
+ * --lazy mode (whose queues only model tlb_flush). */
+static void sim_tlb_flush_bbm(struct mm_as *a, uint64_t start, uint64_t end)
+{
+	INC(nbbm);
+	if (getenv("TLB_DEBUG"))
+		fprintf(stderr, "  bbm flush [%#" PRIx64 ", %#" PRIx64 ")\n", start, end);
+	host_plat.tlb_flush_bbm(a, start, end);
+	flush_all(start, end);
 }
 
 static void sim_frame_release(uint64_t pa, unsigned level)
@@ -460,11 +584,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tlb: bad --arch, --mm, --steps or --threads (1, 2, 4; not with --lazy)\n");
 		return 2;
 	}
+	if (lazy && A->needs_bbm) {
+		printf("tlb %s: --lazy does not apply to a table that needs break-before-make "
+		       "(its tlb_flush must be complete on return): skipped\n", A->name);
+		return 77;
+	}
 	for (unsigned h = 0; h < NHARTS; h++)
 		pthread_mutex_init(&harts[h].mu, NULL);
 	host_init((size_t)1 << 15);
 	plat = host_plat;
 	plat.tlb_flush = sim_tlb_flush;
+	plat.tlb_flush_bbm = sim_tlb_flush_bbm;
 	plat.frame_release = sim_frame_release;
 	/* two 2 MiB blocks straddling 1 GiB: different root entries too */
 	base = (1ull << 30) - MB2;
@@ -497,9 +627,9 @@ int main(int argc, char **argv)
 	host_pool_drain();
 	CHECK(host_frames_used() == 0, "%zu frames not returned", host_frames_used());
 	host_fini();
-	printf("tlb %s %s%s%s: %lu commits, %lu flush requests, %lu TLB fills, %lu hits, "
-	       "%lu frames released: %s\n", A->name, P->name, lazy ? " lazy" : "",
-	       nthreads > 1 ? (nthreads == 2 ? " 2 threads" : " 4 threads") : "", ncommit,
-	       nflush, nfill, nhit, nrelease, fails ? "FAILED" : "coherent");
+	printf("tlb %s %s%s%s: %lu commits, %lu flush requests, %lu break-before-make flushes, "
+	       "%lu TLB fills, %lu hits, %lu frames released: %s\n", A->name, P->name,
+	       lazy ? " lazy" : "", nthreads > 1 ? (nthreads == 2 ? " 2 threads" : " 4 threads") : "",
+	       ncommit, nflush, nbbm, nfill, nhit, nrelease, fails ? "FAILED" : "coherent");
 	return fails ? 1 : 0;
 }

@@ -19,7 +19,13 @@
  * User address spaces: mm_as_init(&uas, arch, proto, plat, arch->user_lo,
  * arch->user_last, ctx) then mm_as_share_kernel(&uas, &kas): the kernel
  * half of the root is copied from the sealed kernel root; transactions on
- * uas only ever touch its user half. */
+ * uas only ever touch its user half.
+ *
+ * With arch->split_roots each half has a root of its own: the kernel AS's
+ * root is the kernel half's (TTBR1 on AArch64), a user AS's root is its
+ * user half's (TTBR0), mm_as_kernel_seal has nothing to fix and
+ * mm_as_share_kernel only notes the kernel root; mm_as_root_pa_for says
+ * which root translates an address. */
 #ifndef CORTENMM_MM_H
 #define CORTENMM_MM_H
 
@@ -60,7 +66,9 @@ struct mm_as {
 	const struct pt_arch *arch;
 	const struct mm_protocol *proto;
 	const struct mm_platform *plat;
-	uint64_t root_pa;
+	uint64_t root_pa;         /* the root of [lo, last] */
+	uint64_t root_base;       /* VA of that root's entry 0 (split_roots: its half's start) */
+	uint64_t kernel_root_pa;  /* split_roots: the shared kernel root (share_kernel), else 0 */
 	uint64_t lo, last;        /* transactions must stay inside [lo, last] */
 	void *ctx;                /* platform's own per-AS data (hart mask, ASID) */
 	uint64_t nr_frames;       /* PT pages + metadata arrays owned (atomic) */
@@ -130,7 +138,10 @@ const struct mm_protocol *mm_proto_by_name(const char *name);
 
 /* Create an empty address space whose transactions are confined to
  * [lo, last] (page aligned lo, last+1 page aligned or last = ~0). Allocates
- * the root. MM_OK, MM_ENOMEM, MM_EALIGN, MM_ERANGE. */
+ * the root. MM_OK, MM_ENOMEM, MM_EALIGN, MM_ERANGE (last < lo, or no one
+ * root holds the range: one root, lo and last must be canonical and in the
+ * same half; split_roots, inside one half), MM_EINVAL (the arch needs
+ * break-before-make and plat has no tlb_flush_bbm). */
 int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
 	       const struct mm_protocol *proto, const struct mm_platform *plat,
 	       uint64_t lo, uint64_t last, void *ctx);
@@ -141,11 +152,13 @@ int mm_as_init(struct mm_as *as, const struct pt_arch *arch,
  * From then on an operation that would rewrite a root entry (unmap or mark
  * of a whole root entry, a leaf at root level) fails with MM_EINVAL, and
  * root-level tables are never removed. MM_OK or MM_ENOMEM (then nothing
- * changed). */
+ * changed). With split_roots: MM_OK and nothing to do, since every AS runs
+ * with the kernel root itself (kas is not sealed). */
 int mm_as_kernel_seal(struct mm_as *kas);
 
 /* Copy the root entries of kas's range into as's root (which must not use
- * them). No transaction on `as` may touch that range. */
+ * them). No transaction on `as` may touch that range. With split_roots:
+ * note kas's root as the one that translates the kernel half of `as`. */
 void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas);
 
 /* Unmap everything in [as->lo, as->last], release all PT pages (after
@@ -154,6 +167,23 @@ void mm_as_share_kernel(struct mm_as *as, const struct mm_as *kas);
 void mm_as_destroy(struct mm_as *as);
 
 static inline uint64_t mm_as_root_pa(const struct mm_as *as) { return as->root_pa; }
+
+/* The root a hardware walk of va starts from while `as` runs: its own
+ * root; with split_roots, for a kernel-half va of a user AS, the kernel
+ * root (0 before mm_as_share_kernel), and 0 for a va in no half or in the
+ * user half of the kernel AS (no root of `as` holds it). */
+static inline uint64_t mm_as_root_pa_for(const struct mm_as *as, uint64_t va)
+{
+	const struct pt_arch *a = as->arch;
+	if (!a->split_roots)
+		return as->root_pa;
+	bool kernel_as = as->root_base == a->kernel_lo;
+	if (va >= a->kernel_lo && va <= a->kernel_last)
+		return kernel_as ? as->root_pa : as->kernel_root_pa;
+	if (va >= a->user_lo && va <= a->user_last && !kernel_as)
+		return as->root_pa;
+	return 0;
+}
 
 /* Well-formedness check of the whole tree under [as->lo, as->last]. Needs
  * exclusive use (no live cursor). Checks: levels, nr_live counts, metadata

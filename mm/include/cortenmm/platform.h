@@ -124,6 +124,14 @@ struct mm_platform {
 	 * take core locks (SBI RFENCE does). Data frames and PT pages are
 	 * released only after this returns. */
 	void (*tlb_flush)(struct mm_as *as, uint64_t start, uint64_t end);
+	/* Break-before-make (needed when the arch sets needs_bbm; NULL
+	 * otherwise is fine): the entries for [start, end) of `as` were just
+	 * made invalid and are about to get a different translation. Return
+	 * only when that flush has completed on every hart that may cache
+	 * them, walk caches included: unlike tlb_flush it may not be
+	 * deferred or acknowledged early. Same locking as tlb_flush; frees
+	 * nothing. */
+	void (*tlb_flush_bbm)(struct mm_as *as, uint64_t start, uint64_t end);
 
 	/* --- diagnostics --- */
 	/* Broken invariant inside the core: does not return. */

@@ -25,7 +25,8 @@ struct pt_arch {
 	const char *name;          /* registry name, e.g. "sv39", "x86_64" */
 	unsigned levels;           /* 3 (Sv39) .. MM_MAX_LEVELS (Sv57) */
 	unsigned bits_per_level;   /* 9 everywhere here */
-	unsigned va_bits;          /* e.g. 39, 48, 57: addresses sign-extend bit va_bits-1 */
+	unsigned va_bits;          /* e.g. 39, 48, 57: addresses sign-extend bit va_bits-1
+	                            * (split_roots: the width of each half) */
 	uint32_t leaf_levels;      /* bit L set: a leaf (page) may sit at level L */
 	uint64_t user_lo, user_last;    /* user half, inclusive bounds */
 	uint64_t kernel_lo, kernel_last;/* kernel half, inclusive bounds */
@@ -37,6 +38,18 @@ struct pt_arch {
 	 * without A (a write through one without D) faults, and software sets
 	 * the bits (mm_touch): they then change only under the cursor. */
 	bool hw_ad;
+	/* Break-before-make: the hardware may not see a live entry replaced
+	 * by a different present one (block <-> table, another output
+	 * address) without an invalid entry and a completed TLB flush in
+	 * between (AArch64). The core then writes an invalid entry, calls the
+	 * platform's tlb_flush_bbm and only then the replacement. */
+	bool needs_bbm;
+	/* The two halves live in separate roots (AArch64 TTBR0/TTBR1): each
+	 * half is translated by a root of its own whose entry i maps
+	 * half_lo + i * (span of a root entry), with no sign extension
+	 * (va_bits is then the width of each half). false: one root holds
+	 * both, addresses sign-extend bit va_bits-1. */
+	bool split_roots;
 
 	/* Entry constructors. pa is aligned to the level's page size; prot is
 	 * MM_PROT_* and includes MM_PROT_R, its memory type one of mem_types;
