@@ -100,4 +100,9 @@ int mm_bad_input(char *why);
 int mm_evict_roundtrip(char *why);
 int mm_evict_charge(char *why);
 
+/* Per-hart address chunks behind mem_map (uva_tests.c, names u_va_*). */
+int u_va_reuse(char *why);
+int u_va_harts(char *why);
+int u_va_steal(char *why);
+
 #endif
