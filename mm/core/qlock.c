@@ -67,11 +67,13 @@ static void q_exit(const struct mm_qctx *q, uint32_t self, mm_lock_t *l, struct 
 	__atomic_store_n(&q->node(next - 1)->wait, 0, __ATOMIC_RELEASE);
 }
 
-void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+/* The slow paths live apart, so that the fast paths (one atomic each)
+ * save no registers. */
+#define Q_SLOW __attribute__((noinline))
+
+static Q_SLOW void qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	uint32_t v = 0;
-	if (__atomic_compare_exchange_n(&l->v, &v, QS_HELD, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return;
+	uint32_t v;
 	struct mm_qnode *me = q_enter(q, self, l);
 	for (;;) {
 		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
@@ -84,15 +86,20 @@ void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 	q_exit(q, self, l, me);
 }
 
+void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+{
+	uint32_t v = 0;
+	if (!__atomic_compare_exchange_n(&l->v, &v, QS_HELD, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		qspin_wait(q, self, l);
+}
+
 void mm_qspin_unlock(mm_lock_t *l)
 {
 	__atomic_fetch_and(&l->v, ~QS_HELD, __ATOMIC_RELEASE);
 }
 
-void mm_qread_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+static Q_SLOW void qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	if (!(__atomic_fetch_add(&l->v, QR_READER, __ATOMIC_ACQUIRE) & (QR_WRITER | QR_WWAIT)))
-		return;
 	__atomic_fetch_sub(&l->v, QR_READER, __ATOMIC_RELAXED);
 	struct mm_qnode *me = q_enter(q, self, l);
 	/* At the head no writer waits (only the head sets WWAIT); one that
@@ -103,16 +110,20 @@ void mm_qread_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 	q_exit(q, self, l, me);
 }
 
+void mm_qread_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+{
+	if (__atomic_fetch_add(&l->v, QR_READER, __ATOMIC_ACQUIRE) & (QR_WRITER | QR_WWAIT))
+		qread_wait(q, self, l);
+}
+
 void mm_qread_unlock(mm_lock_t *l)
 {
 	__atomic_fetch_sub(&l->v, QR_READER, __ATOMIC_RELEASE);
 }
 
-void mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+static Q_SLOW void qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	uint32_t v = 0;
-	if (__atomic_compare_exchange_n(&l->v, &v, QR_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return;
+	uint32_t v;
 	struct mm_qnode *me = q_enter(q, self, l);
 	__atomic_fetch_or(&l->v, QR_WWAIT, __ATOMIC_RELAXED);
 	for (;;) {
@@ -124,6 +135,13 @@ void mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 			break;
 	}
 	q_exit(q, self, l, me);
+}
+
+void mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+{
+	uint32_t v = 0;
+	if (!__atomic_compare_exchange_n(&l->v, &v, QR_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		qwrite_wait(q, self, l);
 }
 
 void mm_qwrite_unlock(mm_lock_t *l)
