@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include "frame.h"
 #include "cortenmm/platform.h"
+#include "cortenmm/qlock.h"
 #include "hartmask.h"
 
 #define KSTACK_SIZE 16384

@@ -5,6 +5,7 @@
 #include "mm_platform.h"
 #include "paging.h"
 #include "cortenmm/cursor.h"
+#include "cortenmm/qlock.h"
 #include "cpu.h"
 #include "frame.h"
 #include "memlayout.h"

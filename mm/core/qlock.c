@@ -1,5 +1,5 @@
-/* Queue locks on one 32-bit lock word, for a platform's lock hooks
- * (platform.h: mm_qspin_*, mm_qread_*, mm_qwrite_*).
+/* The waiting half of the queue locks (cortenmm/qlock.h: the fast paths
+ * and the word's layout).
  *
  * Waiters queue MCS-style on per-hart nodes the platform owns; the word's
  * upper 16 bits are the queue's tail (hart index + 1, 0 = empty). Only the
@@ -20,13 +20,14 @@
  * readers off (writer preference, as the core's own lock: locks are taken
  * top-down, so this cannot deadlock). */
 #include "internal.h"
+#include "cortenmm/qlock.h"
 
-#define Q_TAIL_SHIFT 16
+#define Q_TAIL_SHIFT MM_Q_TAIL_SHIFT
 #define Q_LOW ((1u << Q_TAIL_SHIFT) - 1)   /* everything but the tail */
-#define QS_HELD 1u
-#define QR_WRITER 1u
-#define QR_WWAIT 2u
-#define QR_READER 4u
+#define QS_HELD MM_QS_HELD
+#define QR_WRITER MM_QR_WRITER
+#define QR_WWAIT MM_QR_WWAIT
+#define QR_READER MM_QR_READER
 #define QR_READERS (Q_LOW & ~3u)
 
 /* Join l's queue as hart `self`; return once at its head. The enqueue
@@ -67,11 +68,8 @@ static void q_exit(const struct mm_qctx *q, uint32_t self, mm_lock_t *l, struct 
 	__atomic_store_n(&q->node(next - 1)->wait, 0, __ATOMIC_RELEASE);
 }
 
-/* The slow paths live apart, so that the fast paths (one atomic each)
- * save no registers. */
-#define Q_SLOW __attribute__((noinline))
-
-static Q_SLOW void qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+/* The fast path found the spin lock taken: queue, then take it as head. */
+void mm_qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
 	uint32_t v;
 	struct mm_qnode *me = q_enter(q, self, l);
@@ -86,19 +84,8 @@ static Q_SLOW void qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t 
 	q_exit(q, self, l, me);
 }
 
-void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
-{
-	uint32_t v = 0;
-	if (!__atomic_compare_exchange_n(&l->v, &v, QS_HELD, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		qspin_wait(q, self, l);
-}
-
-void mm_qspin_unlock(mm_lock_t *l)
-{
-	__atomic_fetch_and(&l->v, ~QS_HELD, __ATOMIC_RELEASE);
-}
-
-static Q_SLOW void qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+/* The fast path added a reader and saw a writer: take it back, queue. */
+void mm_qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
 	__atomic_fetch_sub(&l->v, QR_READER, __ATOMIC_RELAXED);
 	struct mm_qnode *me = q_enter(q, self, l);
@@ -110,18 +97,9 @@ static Q_SLOW void qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t 
 	q_exit(q, self, l, me);
 }
 
-void mm_qread_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
-{
-	if (__atomic_fetch_add(&l->v, QR_READER, __ATOMIC_ACQUIRE) & (QR_WRITER | QR_WWAIT))
-		qread_wait(q, self, l);
-}
-
-void mm_qread_unlock(mm_lock_t *l)
-{
-	__atomic_fetch_sub(&l->v, QR_READER, __ATOMIC_RELEASE);
-}
-
-static Q_SLOW void qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+/* The fast path found the word in use: queue; at the head, hold new
+ * readers off (WWAIT) until the ones inside have left. */
+void mm_qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
 	uint32_t v;
 	struct mm_qnode *me = q_enter(q, self, l);
@@ -135,16 +113,4 @@ static Q_SLOW void qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t
 			break;
 	}
 	q_exit(q, self, l, me);
-}
-
-void mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
-{
-	uint32_t v = 0;
-	if (!__atomic_compare_exchange_n(&l->v, &v, QR_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		qwrite_wait(q, self, l);
-}
-
-void mm_qwrite_unlock(mm_lock_t *l)
-{
-	__atomic_fetch_and(&l->v, ~QR_WRITER, __ATOMIC_RELEASE);
 }

@@ -1,5 +1,6 @@
 /* Host platform implementation (see host_platform.h). */
 #include "host_platform.h"
+#include "cortenmm/qlock.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -54,28 +54,6 @@ struct mm_pool {
 
 struct mm_as;
 
-/* Queue locks (mm/core/qlock.c) a platform can put behind its lock hooks:
- * FIFO, waiters spin on their own node. Each hart (index `self`, below
- * 65535) has one node, which it uses only while it waits for a lock, so it
- * must wait for one lock at a time (interrupts off in a kernel). ctx->node
- * maps a hart index to its node; ctx->relax is the spin-wait hint. The
- * hooks add preemption control; the functions have none. A readers-writer
- * word holds at most 16383 readers. */
-struct mm_qnode {
-	uint32_t next;   /* successor's hart index + 1, 0 none */
-	uint32_t wait;   /* 1 while a predecessor is ahead in the queue */
-};
-struct mm_qctx {
-	struct mm_qnode *(*node)(uint32_t hart);
-	void (*relax)(void);
-};
-void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
-void mm_qspin_unlock(mm_lock_t *l);
-void mm_qread_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
-void mm_qread_unlock(mm_lock_t *l);
-void mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
-void mm_qwrite_unlock(mm_lock_t *l);
-
 struct mm_platform {
 	/* --- memory --- */
 	/* One 4 KiB frame for a PT page or metadata array; MM_NOFRAME when out
