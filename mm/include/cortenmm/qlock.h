@@ -38,18 +38,25 @@ void mm_qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
 void mm_qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
 void mm_qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
 
-static inline void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+/* Bit 0 (spin: held, rw: writer) from a free word, nobody queued: 1, else 0. */
+static inline bool mm_q_take_free(mm_lock_t *l)
 {
 	uint32_t v = 0;
-	if (!__atomic_compare_exchange_n(&l->v, &v, MM_QS_HELD, false, __ATOMIC_ACQUIRE,
-					 __ATOMIC_RELAXED))
+	return __atomic_compare_exchange_n(&l->v, &v, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline void mm_q_drop_bit0(mm_lock_t *l)
+{
+	__atomic_fetch_and(&l->v, ~1u, __ATOMIC_RELEASE);
+}
+
+static inline void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+{
+	if (!mm_q_take_free(l))
 		mm_qspin_wait(q, self, l);
 }
 
-static inline void mm_qspin_unlock(mm_lock_t *l)
-{
-	__atomic_fetch_and(&l->v, ~MM_QS_HELD, __ATOMIC_RELEASE);
-}
+static inline void mm_qspin_unlock(mm_lock_t *l) { mm_q_drop_bit0(l); }
 
 /* A reader enters with one fetch-and-add unless a writer holds the word or
  * waits at the queue's head (then it backs out and queues). */
@@ -66,15 +73,10 @@ static inline void mm_qread_unlock(mm_lock_t *l)
 
 static inline void mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	uint32_t v = 0;
-	if (!__atomic_compare_exchange_n(&l->v, &v, MM_QR_WRITER, false, __ATOMIC_ACQUIRE,
-					 __ATOMIC_RELAXED))
+	if (!mm_q_take_free(l))
 		mm_qwrite_wait(q, self, l);
 }
 
-static inline void mm_qwrite_unlock(mm_lock_t *l)
-{
-	__atomic_fetch_and(&l->v, ~MM_QR_WRITER, __ATOMIC_RELEASE);
-}
+static inline void mm_qwrite_unlock(mm_lock_t *l) { mm_q_drop_bit0(l); }
 
 #endif
