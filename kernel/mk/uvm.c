@@ -220,12 +220,9 @@ unsigned uvm_zframes_here(uint64_t *top)
 }
 
 /* Make pa, a frame from the allocator nobody holds, a user frame with one
- * reference, charged to `charge` (NULL: nobody). 0, or -E_QUOTA with
- * nothing changed (pa stays the caller's). */
-static int frame_adopt(struct task *charge, uint64_t pa)
+ * reference, charged to `charge` (NULL: nobody), which already paid. */
+static void frame_own(struct task *charge, uint64_t pa)
 {
-	if (charge && quota_charge_frames(charge, 1))
-		return -E_QUOTA;
 	struct finfo *f = fi_of(pa);
 	if (!f)
 		panic("uvm: frame %lx has no descriptor", (unsigned long)pa);
@@ -233,20 +230,29 @@ static int frame_adopt(struct task *charge, uint64_t pa)
 	f->charged_gen = charge ? charge->gen : 0;
 	__atomic_store_n(&f->refs, 1, __ATOMIC_RELEASE);
 	frames_count(1);
+}
+
+/* frame_own after charging t for pa: 0, or -E_QUOTA with nothing changed
+ * (pa stays the caller's). */
+static int frame_adopt(struct task *t, uint64_t pa)
+{
+	if (quota_charge_frames(t, 1))
+		return -E_QUOTA;
+	frame_own(t, pa);
 	return 0;
 }
 
 int uvm_frame_alloc(struct task *charge, uint64_t *out)
 {
 	paddr_t pa;
-	if (frame_alloc(FRAME_ZERO, &pa))
+	if (charge && quota_charge_frames(charge, 1))
+		return -E_QUOTA;
+	if (frame_alloc(FRAME_ZERO, &pa)) {
+		if (charge)
+			quota_release_frames(charge, 1);
 		return -E_NOMEM;
-	int err = frame_adopt(charge, pa);
-	if (err) {
-		if (frame_free(pa))
-			panic("uvm: frame %lx double free", (unsigned long)pa);
-		return err;
 	}
+	frame_own(charge, pa);
 	*out = pa;
 	return 0;
 }
