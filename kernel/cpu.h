@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include "frame.h"
 #include "cortenmm/platform.h"
+#include "cortenmm/qlock.h"
 #include "hartmask.h"
 #include "arch.h"
 
@@ -40,6 +41,7 @@ struct cpu {
 	uint32_t preempt_count;
 	unsigned long preempt_saved;
 	struct mm_pool mm_pool;   /* pre-zeroed PT pages for the mm core */
+	struct mm_qnode mm_qnode; /* this hart's place in a PT-page lock's queue */
 
 	/* RCU (rcu.c): quiescent states passed, callbacks queued since the
 	 * last snapshot (next) and waiting for a grace period (wait). */

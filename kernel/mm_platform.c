@@ -5,6 +5,7 @@
 #include "mm_platform.h"
 #include "paging.h"
 #include "cortenmm/cursor.h"
+#include "cortenmm/qlock.h"
 #include "cpu.h"
 #include "frame.h"
 #include "memlayout.h"
@@ -44,6 +45,44 @@ void kmm_panic(const char *msg)
 {
 	panic("%s", msg);
 }
+
+#ifndef KMM_LOCK_TAS
+/* Interrupts go off before the hart's node is used and stay off while the
+ * lock is held, so a hart waits for one lock at a time. */
+static struct mm_qnode *kq_node(uint32_t hart) { return &cpus[hart].mm_qnode; }
+static const struct mm_qctx kq = { .node = kq_node, .relax = kmm_relax };
+
+void kmm_spin_lock(mm_lock_t *l)
+{
+	preempt_disable();
+	mm_qspin_lock(&kq, this_cpu()->index, l);
+}
+void kmm_spin_unlock(mm_lock_t *l)
+{
+	mm_qspin_unlock(l);
+	preempt_enable();
+}
+void kmm_read_lock(mm_lock_t *l)
+{
+	preempt_disable();
+	mm_qread_lock(&kq, this_cpu()->index, l);
+}
+void kmm_read_unlock(mm_lock_t *l)
+{
+	mm_qread_unlock(l);
+	preempt_enable();
+}
+void kmm_write_lock(mm_lock_t *l)
+{
+	preempt_disable();
+	mm_qwrite_lock(&kq, this_cpu()->index, l);
+}
+void kmm_write_unlock(mm_lock_t *l)
+{
+	mm_qwrite_unlock(l);
+	preempt_enable();
+}
+#endif
 
 /* --- the kernel AS's own: descriptors, release, pool, TLB policy --- */
 static struct mm_page *kp_page_desc(uint64_t pa)

@@ -21,12 +21,29 @@ void kmm_relax(void);
 void kmm_rcu_read_lock(void);
 void kmm_rcu_read_unlock(void);
 void kmm_panic(const char *msg);
+/* PT-page locks: queue locks on per-hart nodes (struct cpu), interrupts
+ * off while held; built with -Dmm_lock=tas, the core's own test-and-set
+ * atomics instead (hooks NULL), guarded by preempt_*. */
+#ifdef KMM_LOCK_TAS
+#define KMM_LOCK_HOOKS
+#else
+void kmm_spin_lock(mm_lock_t *l);
+void kmm_spin_unlock(mm_lock_t *l);
+void kmm_read_lock(mm_lock_t *l);
+void kmm_read_unlock(mm_lock_t *l);
+void kmm_write_lock(mm_lock_t *l);
+void kmm_write_unlock(mm_lock_t *l);
+#define KMM_LOCK_HOOKS \
+	.spin_lock = kmm_spin_lock, .spin_unlock = kmm_spin_unlock, \
+	.read_lock = kmm_read_lock, .read_unlock = kmm_read_unlock, \
+	.write_lock = kmm_write_lock, .write_unlock = kmm_write_unlock,
+#endif
 #define KMM_PLATFORM_COMMON \
 	.pt_alloc = kmm_pt_alloc, \
 	.pt_free = kmm_pt_free, \
 	.phys_to_virt = kmm_phys_to_virt, \
 	.relax = kmm_relax, \
-	/* Locks: the core's own atomics, guarded by preempt_*. */ \
+	KMM_LOCK_HOOKS \
 	.preempt_disable = preempt_disable, \
 	.preempt_enable = preempt_enable, \
 	.rcu_read_lock = kmm_rcu_read_lock, \

@@ -101,4 +101,9 @@ int mm_evict_roundtrip(char *why);
 int mm_evict_charge(char *why);
 int mm_tlb_targets(char *why);
 
+/* Per-hart address chunks behind mem_map (uva_tests.c, names u_va_*). */
+int u_va_reuse(char *why);
+int u_va_harts(char *why);
+int u_va_steal(char *why);
+
 #endif

@@ -43,16 +43,25 @@ static uint8_t asid_used[MAX_TASKS + 1];
  * tearing an address space down needs no remote fence at all. */
 static volatile uint32_t asid_gen[MAX_TASKS + 1];
 /* Per hart (harts_max of them, allocated in uvm_init): its pool of zeroed
- * PT pages for user ASes, the ASID generations it flushed for, and the
- * icache_gen of each task slot it last fenced for. */
+ * PT pages for user ASes, the ASID generations it flushed for, the
+ * icache_gen of each task slot it last fenced for, its cache of zeroed data
+ * frames and its share of the data-frame count. */
+#define UVM_ZCACHE 8
 struct uvm_hart {
 	struct mm_pool pool;
 	uint32_t seen_gen[MAX_TASKS + 1];
 	uint32_t icache_seen[MAX_TASKS];
 	uint32_t tlb_seen[MAX_TASKS];      /* tlb_gen of each task slot when we last flushed its ASID */
+	/* Zeroed data frames for the fault path (zframe_*), taken from the
+	 * allocator and zeroed before any PT lock; a fault that did not need
+	 * its frame leaves it here for the next one. */
+	unsigned nz;
+	uint64_t zframe[UVM_ZCACHE];
+	/* User data frames allocated minus freed on this hart: a fault bumps
+	 * only its own hart's line; uvm_frames_in_use sums them. */
+	long frames;
 };
 static struct uvm_hart *uharts;
-static volatile long uframes_in_use;
 uint64_t user_top;
 
 static struct finfo *fi_of(uint64_t pa)
@@ -162,6 +171,80 @@ int uvm_frame_valid(uint64_t pa)
 	return f && __atomic_load_n(&f->refs, __ATOMIC_RELAXED) > 0;
 }
 
+/* This hart's share of the data-frame count moves by d. A thread that
+ * migrates meanwhile just moves another hart's share: the sum is exact. */
+static void frames_count(long d)
+{
+	__atomic_add_fetch(&uharts[this_cpu()->index].frames, d, __ATOMIC_RELAXED);
+}
+
+/* A zeroed frame for a fault, taken before any PT lock: from this hart's
+ * cache, else from the allocator (zeroed here). 0 and *pa, or -E_NOMEM.
+ * The frame is nobody's yet: frame_adopt makes it a user frame, zframe_put
+ * gives it back unused. */
+static int zframe_get(uint64_t *pa)
+{
+	unsigned long f = irq_save();
+	struct uvm_hart *h = &uharts[this_cpu()->index];
+	if (h->nz) {
+		*pa = h->zframe[--h->nz];
+		irq_restore(f);
+		return 0;
+	}
+	irq_restore(f);
+	paddr_t p;
+	if (frame_alloc(FRAME_ZERO, &p))
+		return -E_NOMEM;
+	*pa = p;
+	return 0;
+}
+
+/* Give back a frame from zframe_get that is still all zero: to this
+ * hart's cache, or to the allocator when the cache is full. */
+static void zframe_put(uint64_t pa)
+{
+	unsigned long f = irq_save();
+	struct uvm_hart *h = &uharts[this_cpu()->index];
+	if (h->nz < UVM_ZCACHE) {
+		h->zframe[h->nz++] = pa;
+		irq_restore(f);
+		return;
+	}
+	irq_restore(f);
+	if (frame_free(pa))
+		panic("uvm: cached zero frame %lx double free", (unsigned long)pa);
+}
+
+unsigned uvm_zframes_here(uint64_t *top)
+{
+	struct uvm_hart *h = &uharts[this_cpu()->index];
+	*top = h->nz ? h->zframe[h->nz - 1] : 0;
+	return h->nz;
+}
+
+/* Make pa, a frame from the allocator nobody holds, a user frame with one
+ * reference, charged to `charge` (NULL: nobody), which already paid. */
+static void frame_own(struct task *charge, uint64_t pa)
+{
+	struct finfo *f = fi_of(pa);
+	if (!f)
+		panic("uvm: frame %lx has no descriptor", (unsigned long)pa);
+	f->charged_id = charge ? (int16_t)charge->id : -1;
+	f->charged_gen = charge ? charge->gen : 0;
+	__atomic_store_n(&f->refs, 1, __ATOMIC_RELEASE);
+	frames_count(1);
+}
+
+/* frame_own after charging t for pa: 0, or -E_QUOTA with nothing changed
+ * (pa stays the caller's). */
+static int frame_adopt(struct task *t, uint64_t pa)
+{
+	if (quota_charge_frames(t, 1))
+		return -E_QUOTA;
+	frame_own(t, pa);
+	return 0;
+}
+
 int uvm_frame_alloc(struct task *charge, uint64_t *out)
 {
 	paddr_t pa;
@@ -169,16 +252,10 @@ int uvm_frame_alloc(struct task *charge, uint64_t *out)
 		return -E_QUOTA;
 	if (frame_alloc(FRAME_ZERO, &pa)) {
 		if (charge)
-			__atomic_sub_fetch(&charge->frames_used, 1, __ATOMIC_RELAXED);
+			quota_release_frames(charge, 1);
 		return -E_NOMEM;
 	}
-	struct finfo *f = fi_of(pa);
-	if (!f)
-		panic("uvm: frame %lx has no descriptor", (unsigned long)pa);
-	f->charged_id = charge ? (int16_t)charge->id : -1;
-	f->charged_gen = charge ? charge->gen : 0;
-	__atomic_store_n(&f->refs, 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&uframes_in_use, 1, __ATOMIC_RELAXED);
+	frame_own(charge, pa);
 	*out = pa;
 	return 0;
 }
@@ -205,12 +282,18 @@ void uvm_frame_put(uint64_t pa)
 		if (t->gen == f->charged_gen)
 			__atomic_sub_fetch(&t->frames_used, 1, __ATOMIC_RELAXED);
 	}
-	__atomic_sub_fetch(&uframes_in_use, 1, __ATOMIC_RELAXED);
+	frames_count(-1);
 	if (frame_free(pa))
 		panic("uvm: frame %lx double free", (unsigned long)pa);
 }
 
-long uvm_frames_in_use(void) { return uframes_in_use; }
+long uvm_frames_in_use(void)
+{
+	long n = 0;
+	for (uint32_t i = 0; uharts && i < harts_max; i++)
+		n += __atomic_load_n(&uharts[i].frames, __ATOMIC_RELAXED);
+	return n;
+}
 
 /* Map counts. Every mapping made of a frame a cap can name is counted
  * (ROP_MAP, fault fill, COW break, clone); the ELF loader maps fresh frames
@@ -281,7 +364,8 @@ unsigned long uvm_pooled_frames(void)
 {
 	unsigned long n = 0;
 	for (uint32_t i = 0; i < ncpus; i++)
-		n += (uharts ? __atomic_load_n(&uharts[i].pool.n, __ATOMIC_RELAXED) : 0) +
+		n += (uharts ? __atomic_load_n(&uharts[i].pool.n, __ATOMIC_RELAXED) +
+			       __atomic_load_n(&uharts[i].nz, __ATOMIC_RELAXED) : 0) +
 		     __atomic_load_n(&cpus[i].mm_pool.n, __ATOMIC_RELAXED);
 	return n;
 }
@@ -434,24 +518,45 @@ uint64_t uvm_satp(struct task *t)
 	return arch_user_satp(&t->as, uarch->levels, t->asid);
 }
 
+/* A fault found va already resolved (another hart won the race): the
+ * hardware may still hold the invalid or read-only translation this hart
+ * faulted on, until it fences. A local fence of the page is enough, as
+ * only this hart saw the stale entry. Needs: t's satp on this hart. */
+static void local_flush_page(struct task *t, uint64_t va)
+{
+	if (asid_bits)
+		arch_tlb_flush_page_asid(va, t->asid);
+	else
+		arch_tlb_flush_page(va);
+}
+
 /* Resolve a user fault at va in t's address space under one cursor:
  * reserved -> zero-filled frame; COW + write -> private copy (or, when
  * the frame has no other reference, the same frame made writable); already
- * mapped with enough rights -> nothing (another thread won), or, where
- * the table leaves A/D to software, the access recorded. Returns 0
- * when the access can be retried, -E_FAULT when nobody can resolve it,
- * -E_QUOTA / -E_NOMEM when memory ran out. */
+ * mapped with enough rights -> nothing (another thread won; this hart
+ * drops any stale translation of the page), or, where the table leaves
+ * A/D to software, the access recorded. The data frame is taken and
+ * zeroed before the cursor locks anything (zframe_get) and goes back to
+ * this hart's cache when the fault did not need it. Returns 0 when the
+ * access can be retried, -E_FAULT when nobody can resolve it, -E_QUOTA /
+ * -E_NOMEM when memory ran out. */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 {
 	if (va >= user_top)
 		return -E_FAULT;
 	uint64_t page = va & ~(PAGE_SIZE - 1);
+	uint64_t fresh;
+	if (zframe_get(&fresh))
+		return -E_NOMEM;
+	int fresh_used = 0;
 	struct mm_cursor c;
 	int err = mm_lock(&c, &t->as, page, page + PAGE_SIZE);
-	if (err)   /* no table for the page's path: out of memory, not a bad address */
+	if (err) {  /* no table for the page's path: out of memory, not a bad address */
+		zframe_put(fresh);
 		return err == MM_ENOMEM ? -E_NOMEM : -E_FAULT;
+	}
 	struct mm_info info;
-	int synced_code = 0;
+	int synced_code = 0, won_elsewhere = 0;
 	err = -E_FAULT;
 	mm_query(&c, page, &info);
 	unsigned need = write ? MM_PROT_W : exec ? MM_PROT_X : MM_PROT_R;
@@ -459,19 +564,20 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 	 * hardware A/D, the next fault) need not */
 	unsigned made = write ? MM_MAP_DIRTY : MM_MAP_ACCESSED;
 	if (info.kind == MM_RESERVED && (info.prot & need)) {
-		uint64_t pa;
-		err = uvm_frame_alloc(t, &pa);
+		err = frame_adopt(t, fresh);
 		if (!err) {
-			if (mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, made)) {
-				uvm_frame_put(pa);
+			fresh_used = 1;
+			if (mm_map(&c, page, fresh, 1, info.prot | MM_PROT_U, made)) {
+				uvm_frame_put(fresh);
 				err = -E_NOMEM;
 			} else {
-				uvm_frame_mapped(pa);
+				uvm_frame_mapped(fresh);
 			}
 		}
 	} else if (info.kind == MM_COW && (info.prot & need)) {
 		if (!write) {
 			err = 0;
+			won_elsewhere = 1;
 		} else if (uvm_frame_refs(info.pa) == 1) {
 			/* Nobody else holds the frame (no other mapping, no cap;
 			 * new sharers need this range's cursor, which we hold):
@@ -480,18 +586,18 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 			if (!err && (info.prot & MM_PROT_X))
 				synced_code = 1;
 		} else {
-			uint64_t pa;
-			err = uvm_frame_alloc(t, &pa);
+			err = frame_adopt(t, fresh);
 			if (!err) {
-				memcpy(phys_to_virt(pa), phys_to_virt(info.pa), PAGE_SIZE);
+				fresh_used = 1;
+				memcpy(phys_to_virt(fresh), phys_to_virt(info.pa), PAGE_SIZE);
 				int e = mm_unmap(&c, page, PAGE_SIZE);
 				if (!e)
-					e = mm_map(&c, page, pa, 1, info.prot | MM_PROT_U, made);
+					e = mm_map(&c, page, fresh, 1, info.prot | MM_PROT_U, made);
 				if (e) {
-					uvm_frame_put(pa);
+					uvm_frame_put(fresh);
 					err = -E_NOMEM;
 				} else {
-					uvm_frame_mapped(pa);
+					uvm_frame_mapped(fresh);
 					if (info.prot & MM_PROT_X)
 						synced_code = 1;
 				}
@@ -501,8 +607,13 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 		/* another thread won, or (software A/D) the first access or
 		 * write through the leaf: record it */
 		err = uarch->hw_ad || !mm_touch(&c, page, write) ? 0 : -E_FAULT;
+		won_elsewhere = uarch->hw_ad;
 	}
 	mm_release(&c);
+	if (!fresh_used)
+		zframe_put(fresh);
+	if (won_elsewhere)
+		local_flush_page(t, page);
 	if (synced_code)
 		uvm_icache_sync(t);
 	return err;

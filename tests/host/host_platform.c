@@ -1,5 +1,6 @@
 /* Host platform implementation (see host_platform.h). */
 #include "host_platform.h"
+#include "cortenmm/qlock.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -515,7 +516,32 @@ static void h_tlb_flush_bbm(struct mm_as *as, uint64_t start, uint64_t end)
 unsigned long host_tlb_flushes(void) { return atomic_load(&tlb_flushes); }
 unsigned long host_tlb_bbm_flushes(void) { return atomic_load(&tlb_bbm_flushes); }
 
-const struct mm_platform host_plat = {
+/* ---- queue locks: one node per thread slot ---- */
+static struct qslot {
+	_Alignas(LINE) struct mm_qnode n;
+} qnodes[MAX_SLOTS];
+static struct mm_qnode *h_qnode(uint32_t s) { return &qnodes[s].n; }
+static const struct mm_qctx hq = { .node = h_qnode, .relax = h_relax };
+
+static void h_spin_lock(mm_lock_t *l) { mm_qspin_lock(&hq, (uint32_t)slot(), l); }
+static void h_read_lock(mm_lock_t *l) { mm_qread_lock(&hq, (uint32_t)slot(), l); }
+static void h_write_lock(mm_lock_t *l) { mm_qwrite_lock(&hq, (uint32_t)slot(), l); }
+
+int host_lock_select(const char *name)
+{
+	bool q = !strcmp(name, "queue");
+	if (!q && strcmp(name, "tas"))
+		return -1;
+	host_plat.spin_lock = q ? h_spin_lock : NULL;
+	host_plat.spin_unlock = q ? mm_qspin_unlock : NULL;
+	host_plat.read_lock = q ? h_read_lock : NULL;
+	host_plat.read_unlock = q ? mm_qread_unlock : NULL;
+	host_plat.write_lock = q ? h_write_lock : NULL;
+	host_plat.write_unlock = q ? mm_qwrite_unlock : NULL;
+	return 0;
+}
+
+struct mm_platform host_plat = {
 	.pt_alloc = h_pt_alloc,
 	.pt_free = h_pt_free,
 	.phys_to_virt = h_phys_to_virt,
@@ -523,6 +549,12 @@ const struct mm_platform host_plat = {
 	.frame_release = h_frame_release,
 	.pool = h_pool,
 	.relax = h_relax,
+	.spin_lock = h_spin_lock,
+	.spin_unlock = mm_qspin_unlock,
+	.read_lock = h_read_lock,
+	.read_unlock = mm_qread_unlock,
+	.write_lock = h_write_lock,
+	.write_unlock = mm_qwrite_unlock,
 	.rcu_read_lock = h_rcu_read_lock,
 	.rcu_read_unlock = h_rcu_read_unlock,
 	.rcu_defer = h_rcu_defer,

@@ -11,7 +11,12 @@
 #include <stdbool.h>
 #include "cortenmm/cursor.h"
 
-extern const struct mm_platform host_plat;
+extern struct mm_platform host_plat;
+/* The PT-page locks host_plat gives the core: "queue" (the default: the
+ * core's queue locks, mm_q*, on per-thread nodes) or "tas" (lock hooks
+ * NULL: the core's own test-and-set and CAS readers-writer locks). Call
+ * before any address space exists. 0, or -1 for an unknown name. */
+int host_lock_select(const char *name);
 
 /* Threads that may use the platform at once (RCU readers, TLB shootdown
  * targets, frame caches); a thread's slot is given back when it exits. */

@@ -2,7 +2,8 @@
  * the host, one thread per "hart".
  *   mmbench [--bench mmap|mmap-pf|pf|unmap-virt|unmap|all]
  *           [--arch A] [--mm PROTOCOL|linux] [--threads N]
- *           [--ops N] [--seed N] [--overlap low|high]
+ *           [--ops N] [--seed N] [--overlap low|high] [--lock queue|tas]
+ *           [--fault-frame before|inside]
  * --mm names a locking protocol of the CortenMM core (adv, rw, any other
  * mm_proto_by_name knows), which then runs on the host platform; --mm linux
  * runs the same workloads on the host kernel's own mmap, munmap and page
@@ -30,7 +31,10 @@
  * written byte and zeros, or gone), and at the end every frame must be back
  * (core) or the whole region unmapped (linux). Exit 0 iff all that held.
  * One JSON line per run:
- * {"bench","contention","threads","mm","paging","ops","ns_per_op",
+ * --lock picks the PT-page locks the core runs with (host_lock_select;
+ * default queue); --fault-frame inside takes and zeroes a fault's frame
+ * under the page's lock instead of before it (default before).
+ * {"bench","contention","threads","mm","paging","lock","fault_frame","ops","ns_per_op",
  *  "ops_per_sec","instret_per_op"} (instret_per_op is null on the host);
  * on stderr, the page-table memory the core used. */
 #ifndef _GNU_SOURCE
@@ -72,6 +76,8 @@ static bool high;
 static uint64_t seed = 1;
 static int pin_cpu[HOST_MAX_THREADS]; /* CPU of thread i, when pinned */
 static bool pinned;
+static const char *lock_name = "queue";
+static bool frame_inside;         /* --fault-frame inside: take the frame under the lock */
 
 /* the run in progress */
 static struct mm_as as;
@@ -149,18 +155,25 @@ static void core_mmap(uint64_t va, uint64_t len)
 	mm_release(&c);
 }
 
-/* The anonymous-fault path for a store to va: a zeroed frame, mapped under
- * the cursor if va is reserved; then the store is retried and lands. */
+/* The anonymous-fault path for a store to va: a zeroed frame (taken and
+ * zeroed before the lock, or with --fault-frame inside under it), mapped
+ * under the cursor if va is reserved; then the store is retried and lands. */
 static void core_fault(uint64_t va)
 {
-	uint64_t pa = host_frame_alloc_zeroed(1);
-	if (pa == MM_NOFRAME) {
+	uint64_t pa = frame_inside ? MM_NOFRAME : host_frame_alloc_zeroed(1);
+	if (!frame_inside && pa == MM_NOFRAME) {
 		fail("fault", va, "out of frames");
 		return;
 	}
 	struct mm_cursor c;
 	if (!must(mm_lock(&c, &as, va, va + PG), "fault: lock", va)) {
-		host_frame_free(pa, 1);
+		if (pa != MM_NOFRAME)
+			host_frame_free(pa, 1);
+		return;
+	}
+	if (frame_inside && (pa = host_frame_alloc_zeroed(1)) == MM_NOFRAME) {
+		mm_release(&c);
+		fail("fault", va, "out of frames");
 		return;
 	}
 	struct mm_info in;
@@ -497,9 +510,10 @@ static void run(enum bench b)
 	double ops_per_sec = ns ? (double)counted * 1e9 / (double)ns : 0;
 	double ns_per_op = ops_per_sec ? 1e9 * nthreads / ops_per_sec : 0;
 	printf("{\"bench\":\"%s\",\"contention\":\"%s\",\"threads\":%d,\"mm\":\"%s\",\"paging\":\"%s\","
-	       "\"ops\":%ld,\"ns_per_op\":%.1f,\"ops_per_sec\":%.1f,\"instret_per_op\":null}\n",
+	       "\"lock\":\"%s\",\"fault_frame\":\"%s\",\"ops\":%ld,\"ns_per_op\":%.1f,\"ops_per_sec\":%.1f,\"instret_per_op\":null}\n",
 	       names[b], high ? "high" : "low", nthreads, P ? P->name : "linux",
-	       P ? A->name : host_machine(), counted, ns_per_op, ops_per_sec);
+	       P ? A->name : host_machine(), P ? lock_name : "linux",
+	       frame_inside ? "inside" : "before", counted, ns_per_op, ops_per_sec);
 	fflush(stdout);
 
 	if (P) {
@@ -548,7 +562,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: mmbench [--bench mmap|mmap-pf|pf|unmap-virt|unmap|all] "
 			"[--arch %s] [--mm PROTOCOL|linux] [--threads N] [--ops N] "
-			"[--seed N] [--overlap low|high]\n"
+			"[--seed N] [--overlap low|high] [--lock queue|tas]\n"
+			"               [--fault-frame before|inside]\n"
 			"       mmbench --list-arch\n"
 			"  PROTOCOL: a locking protocol of the core (adv, rw, ...)\n", mm_arch_names());
 	exit(2);
@@ -577,6 +592,10 @@ int main(int argc, char **argv)
 			seed = strtoull(v, NULL, 0);
 		else if (!strcmp(o, "--overlap") && (!strcmp(v, "low") || !strcmp(v, "high")))
 			high = !strcmp(v, "high");
+		else if (!strcmp(o, "--lock") && !host_lock_select(v))
+			lock_name = v;
+		else if (!strcmp(o, "--fault-frame") && (!strcmp(v, "before") || !strcmp(v, "inside")))
+			frame_inside = !strcmp(v, "inside");
 		else
 			usage();
 	}

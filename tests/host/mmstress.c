@@ -212,7 +212,7 @@ static void *worker(void *arg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: mmstress --arch %s --mm adv|rw|vma --threads N --ops N "
-			"--seed N --overlap low|high [--window PAGES]\n"
+			"--seed N --overlap low|high [--window PAGES] [--lock queue|tas]\n"
 			"       mmstress --list-arch\n", mm_arch_names());
 	exit(2);
 }
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 			window = strtoull(v, NULL, 0);
 		else if (!strcmp(o, "--overlap"))
 			high = !strcmp(v, "high") ? true : !strcmp(v, "low") ? false : (usage(), false);
-		else
+		else if (strcmp(o, "--lock") || host_lock_select(v))   /* queue | tas */
 			usage();
 	}
 	A = mm_arch_by_name(arch);

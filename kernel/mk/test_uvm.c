@@ -1,0 +1,98 @@
+/* In-kernel tests of the user fault path (uvm.c), run by the user-level
+ * selftest (DBG_KTEST) in the calling task's address space, at a scratch
+ * address nothing else uses. */
+#include "mk.h"
+#include "ktest.h"
+#include "arch.h"
+#include "kernel.h"
+#include "uvm_frames.h"
+#include "cortenmm/cursor.h"
+
+#define TU_VA 0x3000000000UL   /* 192 GiB: below Sv39's top, used by no program */
+
+/* What the page at va is in t's address space (info), or an MM_* error. */
+static int tu_query(struct task *t, uint64_t va, struct mm_info *info)
+{
+	struct mm_cursor c;
+	int e = mm_lock(&c, &t->as, va, va + PAGE_SIZE);
+	if (e)
+		return e;
+	e = mm_query(&c, va, info);
+	mm_release(&c);
+	return e;
+}
+
+/* Mark [va, va + len) reserved RW (st.kind MM_RESERVED) or unmap it. */
+static int tu_set(struct task *t, uint64_t va, uint64_t len, int reserve)
+{
+	struct mm_cursor c;
+	int e = mm_lock(&c, &t->as, va, va + len);
+	if (e)
+		return e;
+	struct mm_status st = { .kind = MM_RESERVED, .prot = MM_PROT_R | MM_PROT_W };
+	e = reserve ? mm_mark(&c, va, len, &st) : mm_unmap(&c, va, len);
+	mm_release(&c);
+	return e;
+}
+
+static int all_zero(uint64_t pa)
+{
+	const uint64_t *p = phys_to_virt(pa);
+	for (unsigned i = 0; i < PAGE_SIZE / 8; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* A fault fills a reserved page with a zeroed frame; a second fault on the
+ * page (as when another hart won the race) changes nothing and leaves its
+ * pre-allocated frame in this hart's cache; the next fault maps exactly
+ * that cached frame. Interrupts stay off around the faults, so "this
+ * hart" does not change. */
+KTEST(60, uvm_fault_zframe_cache)
+{
+	struct thread *me = cur_thread();
+	if (!me)   /* run from the boot console: no task to fault in */
+		return 0;
+	struct task *t = me->task;
+	struct mm_info in;
+	if (tu_query(t, TU_VA, &in) || in.kind != MM_INVALID ||
+	    tu_query(t, TU_VA + PAGE_SIZE, &in) || in.kind != MM_INVALID)
+		return KFAIL("scratch pages at %lx not free", TU_VA);
+	if (tu_set(t, TU_VA, 2 * PAGE_SIZE, 1))
+		return KFAIL("reserve failed");
+	int fail = 0;
+	unsigned long f = irq_save();
+	long used0 = uvm_frames_in_use();
+	uint64_t top, top2;
+	int e1 = uvm_fault(t, TU_VA, 1, 0);
+	long used1 = uvm_frames_in_use();
+	struct mm_info m1;
+	int q1 = tu_query(t, TU_VA, &m1);
+	unsigned n_before = uvm_zframes_here(&top);
+	int e2 = uvm_fault(t, TU_VA, 1, 0);
+	unsigned n_after = uvm_zframes_here(&top2);
+	long used2 = uvm_frames_in_use();
+	struct mm_info m2;
+	int q2 = tu_query(t, TU_VA, &m2);
+	uint64_t next = top2;
+	int e3 = uvm_fault(t, TU_VA + PAGE_SIZE, 1, 0);
+	struct mm_info m3;
+	int q3 = tu_query(t, TU_VA + PAGE_SIZE, &m3);
+	irq_restore(f);
+	if (e1 || q1 || m1.kind != MM_MAPPED || used1 != used0 + 1)
+		fail = KFAIL("first fault: %d, kind %d, frames in use %ld -> %ld", e1, m1.kind, used0, used1);
+	else if (!all_zero(m1.pa))
+		fail = KFAIL("first fault mapped a frame that is not zero");
+	else if (e2 || q2 || m2.kind != MM_MAPPED || m2.pa != m1.pa || used2 != used1)
+		fail = KFAIL("fault on a mapped page: %d, kind %d, pa %lx -> %lx, in use %ld -> %ld", e2,
+			     m2.kind, (unsigned long)m1.pa, (unsigned long)m2.pa, used1, used2);
+	else if (n_after != (n_before ? n_before : 1))
+		fail = KFAIL("unused frame not cached: %u -> %u cached", n_before, n_after);
+	else if (e3 || q3 || m3.kind != MM_MAPPED || m3.pa != next || !all_zero(m3.pa))
+		fail = KFAIL("next fault: %d, kind %d, mapped %lx, the cache offered %lx", e3, m3.kind,
+			     (unsigned long)m3.pa, (unsigned long)next);
+	if (tu_set(t, TU_VA, 2 * PAGE_SIZE, 0) && !fail)
+		fail = KFAIL("unmap failed");
+	return fail;
+}
