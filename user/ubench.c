@@ -1,6 +1,6 @@
 /* bench ipc: call/reply round trips between two threads of this task,
  * pinned to the same hart and to two different harts. Prints bench JSON
- * lines (ARCHITECTURE.md section 4). instret_per_op counts every
+ * lines (docs/architecture.md section 4). instret_per_op counts every
  * instruction the client's hart retired per round trip (kernel included),
  * exact only under --icount; ns_per_op comes from rdtime. */
 #include "ulib.h"

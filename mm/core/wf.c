@@ -1,4 +1,4 @@
-/* Well-formedness of a page-table tree (ARCHITECTURE.md section 6).
+/* Well-formedness of a page-table tree (docs/architecture.md section 6).
  * Run with the address space quiescent (no live cursor, RCU drained or not:
  * stale pages are unreachable either way). */
 #include "internal.h"

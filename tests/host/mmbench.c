@@ -1,4 +1,4 @@
-/* mmbench: the five microbenchmarks of ARCHITECTURE.md section 5, run on
+/* mmbench: the five microbenchmarks of docs/architecture.md section 5, run on
  * the host, one thread per "hart".
  *   mmbench [--bench mmap|mmap-pf|pf|unmap-virt|unmap|all]
  *           [--arch A] [--mm PROTOCOL|linux] [--threads N]

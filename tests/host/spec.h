@@ -1,4 +1,4 @@
-/* The atomic spec (ARCHITECTURE.md section 6): an executable reference
+/* The atomic spec (docs/architecture.md section 6): an executable reference
  * model of an address-space window, one status per 4 KiB virtual page.
  * Each operation returns what the core must return and changes the model
  * only on success. */

@@ -1,5 +1,5 @@
 /*
- * CortenMM-adv locking protocol (ARCHITECTURE.md section 2), Promela model.
+ * CortenMM-adv locking protocol (docs/architecture.md section 2), Promela model.
  *
  * lock [s, e):
  *   rcu_read_lock; walk down from the root WITHOUT locks while one entry

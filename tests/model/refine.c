@@ -1,4 +1,4 @@
-/* Exhaustive small-scope refinement test (P2, ARCHITECTURE.md section 6).
+/* Exhaustive small-scope refinement test (P2, docs/architecture.md section 6).
  *
  *   refine --arch A --mm rw|adv|vma [--depth L] [--mutate]
  *   refine --list-arch        (the registered paging tables A)

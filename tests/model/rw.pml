@@ -1,5 +1,5 @@
 /*
- * CortenMM-rw locking protocol (ARCHITECTURE.md section 2), Promela model.
+ * CortenMM-rw locking protocol (docs/architecture.md section 2), Promela model.
  *
  * lock [s, e):
  *   from the root, while one entry of the current page covers the whole

@@ -1,4 +1,4 @@
-/* TLB-coherence harness (ARCHITECTURE.md section 6; the paper proves
+/* TLB-coherence harness (docs/architecture.md section 6; the paper proves
  * nothing here).
  *
  *   tlb --arch A --mm rw|adv|vma [--lazy | --threads T]

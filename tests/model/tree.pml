@@ -3,7 +3,7 @@
  * page-table tree, the PT-page pool, the ghost state the properties are
  * stated over, and the workload each thread runs.
  *
- * Geometry (ARCHITECTURE.md section 2, shrunk): 3 levels, FAN = 2 entries a
+ * Geometry (docs/architecture.md section 2, shrunk): 3 levels, FAN = 2 entries a
  * level, NV = 8 virtual pages.
  *   level 2 (root) spans 8 pages, an entry spans 4
  *   level 1        spans 4 pages, an entry spans 2
