@@ -1,5 +1,5 @@
 /* /chosen/bootargs: "[paging=sv39|sv48|sv57] [mm=adv|rw|vma] [timer=sbi|sstc]
- * [-- command line]".
+ * [ablate=mklock,lateflush,prefault] [-- command line]".
  * The command is everything after the first "--" word, spaces included. */
 #include <patina/errno.h>
 #include "kernel.h"
@@ -22,6 +22,30 @@ const char *mm_name(enum mm_mode m)
 	}
 }
 
+/* The ABLATE_* bits a comma list names, or -1 when a name is unknown. */
+static int ablate_bits(const char *list)
+{
+	static const struct { const char *name; unsigned bit; } names[] = {
+		{ "mklock", ABLATE_MKLOCK }, { "lateflush", ABLATE_LATEFLUSH },
+		{ "prefault", ABLATE_PREFAULT },
+	};
+	unsigned bits = 0;
+	while (*list) {
+		size_t n = 0;
+		while (list[n] && list[n] != ',')
+			n++;
+		unsigned k = 0;
+		while (k < sizeof names / sizeof names[0] &&
+		       !(strlen(names[k].name) == n && !strncmp(list, names[k].name, n)))
+			k++;
+		if (k == sizeof names / sizeof names[0])
+			return -1;
+		bits |= names[k].bit;
+		list += n + (list[n] == ',');
+	}
+	return (int)bits;
+}
+
 int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 {
 	out->paging_levels = 0;
@@ -29,6 +53,7 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 	out->mm = MM_ADV;
 	out->command = NULL;
 	out->timer_sstc = 0;
+	out->ablate = 0;
 	warn[0] = 0;
 	int err = 0;
 
@@ -59,8 +84,10 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 			out->timer_sstc = 0;
 		} else if (!strcmp(w, "timer=sstc")) {
 			out->timer_sstc = 1;
+		} else if (str_starts_with(w, "ablate=") && ablate_bits(w + 7) >= 0) {
+			out->ablate = (unsigned)ablate_bits(w + 7);
 		} else if (str_starts_with(w, "paging=") || str_starts_with(w, "mm=") ||
-			   str_starts_with(w, "timer=")) {
+			   str_starts_with(w, "timer=") || str_starts_with(w, "ablate=")) {
 			snprintf(warn, (size_t)warnlen, "bad boot option '%s' ignored", w);
 			err = -E_INVAL;
 		} else {

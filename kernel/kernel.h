@@ -11,7 +11,15 @@ struct boot_config {
 	enum mm_mode mm;
 	const char *command;        /* after " -- ", or NULL for the shell */
 	uint64_t kernel_satp;       /* satp of the kernel page table */
+	unsigned ablate;            /* ABLATE_*: scalability measures turned off to measure them */
 };
+
+/* ablate=LIST (comma separated): turn one of the kernel's scalability
+ * measures off, to measure what it buys (docs/performance.md). Behaviour
+ * stays correct either way. */
+#define ABLATE_MKLOCK    0x1u  /* "mklock": region transactions decode under mk_lock */
+#define ABLATE_LATEFLUSH 0x2u  /* "lateflush": commits flush before dropping their locks */
+#define ABLATE_PREFAULT  0x4u  /* "prefault": faults take their frame under the PT lock */
 
 extern struct boot_config boot_config;
 
@@ -19,7 +27,7 @@ const char *paging_name(int levels);
 const char *mm_name(enum mm_mode m);
 
 /* Parse /chosen/bootargs (see bootargs.c): paging=sv39|sv48|sv57, mm=adv|rw|vma,
- * timer=sbi|sstc, then optionally "-- command line". Unknown words are reported in
+ * timer=sbi|sstc, ablate=LIST, then optionally "-- command line". Unknown words are reported in
  * warn (a message or "") and otherwise ignored. Returns 0 or -E_INVAL for
  * a malformed known option (also reported in warn). `args` is modified:
  * the command points into it. */
@@ -29,6 +37,7 @@ struct bootargs {
 	enum mm_mode mm;
 	char *command;              /* NULL = interactive */
 	int timer_sstc;             /* timer=sstc: program stimecmp directly */
+	unsigned ablate;            /* ABLATE_* */
 };
 int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen);
 

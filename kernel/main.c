@@ -70,6 +70,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	if (warn[0])
 		printk("patina: %s\n", warn);
 	boot_config.mm = ba.mm;
+	boot_config.ablate = ba.ablate;
 	boot_config.command = ba.command && ba.command[0] ? ba.command : NULL;
 	boot_config.paging_levels = choose_paging(ba.paging_levels);
 

@@ -220,5 +220,11 @@ KTEST(10, bootargs_parse)
 	if (bootargs_parse(a4, &ba, warn, sizeof warn) != -E_INVAL || !warn[0] ||
 	    !ba.command || strcmp(ba.command, "x--y -- z"))
 		return KFAIL("case 4 parsed wrong");
+	char a5[] = "ablate=prefault,mklock";
+	if (bootargs_parse(a5, &ba, warn, sizeof warn) || ba.ablate != (ABLATE_PREFAULT | ABLATE_MKLOCK))
+		return KFAIL("case 5 parsed wrong");
+	char a6[] = "ablate=mklock,nothing";
+	if (bootargs_parse(a6, &ba, warn, sizeof warn) != -E_INVAL || !warn[0] || ba.ablate)
+		return KFAIL("case 6 parsed wrong");
 	return 0;
 }

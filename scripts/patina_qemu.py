@@ -38,6 +38,8 @@ def add_boot_args(p):
     p.add_argument("--paging", choices=["sv39", "sv48", "sv57"])
     p.add_argument("--mm", choices=["adv", "rw", "vma"], default="adv")
     p.add_argument("--icount", action="store_true")
+    p.add_argument("--ablate", help="comma list of mklock, lateflush, prefault: "
+                   "scalability measures to turn off (to measure them)")
     p.add_argument("--gdb", action="store_true")
     p.add_argument("--cmd")
     p.add_argument("--timeout", type=float, default=600.0,
@@ -49,6 +51,8 @@ def bootargs(opts):
     if opts.paging:
         words.append("paging=" + opts.paging)
     words.append("mm=" + opts.mm)
+    if getattr(opts, "ablate", None):
+        words.append("ablate=" + opts.ablate)
     if opts.cmd is not None:
         words += ["--", opts.cmd]
     return " ".join(words)

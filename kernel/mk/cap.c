@@ -11,6 +11,7 @@
  * written under the owner's cspace_lock (install, delete), so a lookup
  * may run under that lock alone (region transactions, region.c). */
 #include "mk.h"
+#include "kernel.h"
 #include "kstring.h"
 
 static unsigned long ncaps;
@@ -34,6 +35,27 @@ struct cap *cap_lookup(struct task *t, long slot, int type, unsigned rights, int
 		return NULL;
 	}
 	return c;
+}
+
+/* Needs: mk_lock NOT held. Take t's CSpace lock for a decode that must
+ * not wait for mk_lock (region transactions); with ablate=mklock also
+ * mk_lock around it, as before the CSpace lock existed. Interrupts off
+ * until cspace_decode_unlock; returns what to give it. */
+unsigned long cspace_decode_lock(struct task *t)
+{
+	unsigned long f = irq_save();
+	if (boot_config.ablate & ABLATE_MKLOCK)
+		spin_lock(&mk_lock);
+	spin_lock(&t->cspace_lock);
+	return f;
+}
+
+void cspace_decode_unlock(struct task *t, unsigned long f)
+{
+	spin_unlock(&t->cspace_lock);
+	if (boot_config.ablate & ABLATE_MKLOCK)
+		spin_unlock(&mk_lock);
+	irq_restore(f);
 }
 
 /* An empty slot of t, or NULL with *err set. */

@@ -76,7 +76,7 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 
 	int err = 0;
 	auth_read_lock();
-	unsigned long f = spin_lock_irqsave(&t->cspace_lock);   /* not mk_lock: region.c */
+	unsigned long f = cspace_decode_lock(t);   /* not mk_lock: region.c */
 	struct cap *sc = cap_lookup(t, src, CAP_REGION, R_QUERY | R_MAP, &err);
 	struct cap *dc = sc ? cap_lookup(t, dst, CAP_REGION, R_MAP, &err) : NULL;
 	struct task *S = NULL, *D = NULL;
@@ -89,7 +89,7 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 			err = -E_INVAL;
 	}
 	unsigned allowed = dc ? cap_page_rights(dc->rights) : 0;
-	spin_unlock_irqrestore(&t->cspace_lock, f);
+	cspace_decode_unlock(t, f);
 	if (!err && !(err = task_txn_try_begin(S)) && (err = task_txn_try_begin(D)))
 		task_txn_end(S);
 	if (err) {

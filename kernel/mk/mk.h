@@ -244,6 +244,8 @@ struct task *task_alloc(struct task *parent, long frame_quota);  /* mk_lock NOT 
 long sys_task_create(struct task *t, long self, long dst, long quota);
 void task_exit(struct task *t, int status);          /* mk_lock held: kill all threads */
 void task_put(struct task *t);                       /* mk_lock held */
+unsigned long cspace_decode_lock(struct task *t);      /* region decode: t's CSpace lock (see cap.c) */
+void cspace_decode_unlock(struct task *t, unsigned long f);
 int task_txn_try_begin(struct task *t);              /* mk_lock NOT held: a transaction on t's AS starts (0), or t is not alive (-E_DEAD) */
 void task_txn_end(struct task *t);                   /* mk_lock NOT held: it ended */
 void task_thread_left(struct thread *th);            /* mk_lock held: dead th is off every hart */

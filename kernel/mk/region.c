@@ -146,7 +146,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	 * on one hart does not wait for IPC or cap work on another. */
 	int err = 0;
 	auth_read_lock();
-	unsigned long f = spin_lock_irqsave(&t->cspace_lock);
+	unsigned long f = cspace_decode_lock(t);
 	struct cap *rc = cap_lookup(t, slot, CAP_REGION, 0, &err);
 	struct task *target = rc ? rc->o.task : NULL;
 	if (rc && (lo < rc->lo || hi > rc->hi))
@@ -200,7 +200,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 		for (long i = 0; i < n; i++)
 			if (counted[i])
 				uvm_frame_unmapped(frame_pa[i]);
-		spin_unlock_irqrestore(&t->cspace_lock, f);
+		cspace_decode_unlock(t, f);
 		auth_read_unlock();
 		return err;
 	}
@@ -209,7 +209,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	for (long i = 0; i < n; i++)
 		if (frame_pa[i])
 			uvm_frame_get(frame_pa[i]);
-	spin_unlock_irqrestore(&t->cspace_lock, f);
+	cspace_decode_unlock(t, f);
 	err = task_txn_try_begin(target);
 	if (err) {
 		for (long i = 0; i < n; i++)

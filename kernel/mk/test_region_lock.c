@@ -7,6 +7,7 @@
  * suite calls the run failed. */
 #include "ktest.h"
 #include "mk.h"
+#include "kernel.h"
 
 #define TEST_VA 0x3800000000UL   /* 224 GiB: no program uses it; below Sv39's top */
 
@@ -15,6 +16,8 @@ KTEST(60, region_txn_no_mk_lock)
 	struct thread *me = cur_thread();
 	if (!me || !me->task)
 		return KFAIL("no user task to run a transaction for");
+	if (boot_config.ablate & ABLATE_MKLOCK)
+		return KFAIL("booted with ablate=mklock: transactions take mk_lock on purpose");
 	uint64_t len = 2 * PAGE_SIZE;
 	struct region_op ops[3] = {
 		{ .op = ROP_QUERY, .va = TEST_VA },

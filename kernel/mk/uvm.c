@@ -448,6 +448,7 @@ int uvm_as_create(struct task *t)
 	if (err)
 		return -E_NOMEM;
 	mm_as_share_kernel(&t->as, &kernel_as);
+	t->as.flush_locked = (boot_config.ablate & ABLATE_LATEFLUSH) != 0;
 	t->asid = asid_alloc();
 	t->icache_gen = 1;    /* every hart fences before it first runs t */
 	t->as_live = 1;
@@ -545,15 +546,21 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 	if (va >= user_top)
 		return -E_FAULT;
 	uint64_t page = va & ~(PAGE_SIZE - 1);
-	uint64_t fresh;
-	if (zframe_get(&fresh))
+	uint64_t fresh = 0;
+	int early = !(boot_config.ablate & ABLATE_PREFAULT);
+	if (early && zframe_get(&fresh))
 		return -E_NOMEM;
 	int fresh_used = 0;
 	struct mm_cursor c;
 	int err = mm_lock(&c, &t->as, page, page + PAGE_SIZE);
 	if (err) {  /* no table for the page's path: out of memory, not a bad address */
-		zframe_put(fresh);
+		if (early)
+			zframe_put(fresh);
 		return err == MM_ENOMEM ? -E_NOMEM : -E_FAULT;
+	}
+	if (!early && zframe_get(&fresh)) {    /* ablate=prefault: under the lock */
+		mm_release(&c);
+		return -E_NOMEM;
 	}
 	struct mm_info info;
 	int synced_code = 0, won_elsewhere = 0;
