@@ -60,7 +60,15 @@ user_vector:
 	lla	t0, trap_vector
 	csrw	stvec, t0
 	csrw	sscratch, zero
-	call	user_trap
+	/* IPC fast path (kernel/mk/ipc_fast.c) for ecalls: it returns only
+	 * when it did not take the call; s1 (saved above) keeps the frame. */
+	ld	t0, 272(a0)
+	li	t1, 8
+	bne	t0, t1, 2f
+	mv	s1, a0
+	call	ipc_fastpath
+	mv	a0, s1
+2:	call	user_trap
 1:	j	1b
 
 /* void user_return(struct uframe *uf): interrupts off, uf->tf.sstatus
@@ -150,6 +158,16 @@ switch_context:
 thread_trampoline:
 	call	thread_first_run
 2:	j	2b
+
+/* void sched_resume_on(struct kctx *prev, struct uframe *uf): the IPC
+ * handoff (kernel/mk/sched.c). The stack below uf belongs to a thread
+ * whose kernel context is just "return to user", so it is free: finish
+ * the switch from prev on it (sched_handoff_done). */
+	.globl sched_resume_on
+sched_resume_on:
+	mv	sp, a1
+	li	s0, 0
+	tail	sched_handoff_done
 
 /* long uaccess_copy(void *dst, const void *src, unsigned long n):
  * byte copy with SUM already set by the caller. A page fault inside it is

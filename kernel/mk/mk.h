@@ -136,6 +136,7 @@ struct task {
 	struct mm_as as;
 	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
+	uint64_t satp;              /* satp selecting as (fixed while as_live): no recompute per switch */
 	struct hartmask hart_mask;  /* logical harts that ran this AS (TLB shootdown) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
 	struct thread *threads;
@@ -181,10 +182,39 @@ struct rq {
 	uint64_t cur_satp;
 	uint64_t switches;
 };
+/* struct thread's on_cpu (sched.c). */
+#define ONCPU_OFF     0
+#define ONCPU_ON      1
+#define ONCPU_REQUEUE 2
+
 extern struct rq *rqs;      /* harts_max of them (sched_init_harts) */
 
 static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
 static inline struct thread *cur_thread(void) { return this_rq()->cur; }
+
+/* Needs mk_lock; irqs off; next is T_BLOCKED and about to be made runnable
+ * by the caller without being queued. Whether IPC may switch to next on
+ * this hart at once (the current thread blocks): its affinity allows this
+ * hart, no hart is still on its stack (it blocked elsewhere and that hart
+ * has not switched away yet), and this hart's queue holds no thread of a
+ * higher level (a direct switch to a lower-priority server would run it
+ * ahead of them). While next is T_BLOCKED under mk_lock nobody can put a
+ * hart on it, so on_cpu 0 seen here stays 0 until we switch to it. The
+ * queue is looked at without its lock: a thread queued by another hart a
+ * moment later counts as queued after the decision. On refusal the caller
+ * wakes next normally (sched_wake defers the queueing to the hart leaving
+ * it when one is still on it). */
+static inline int sched_can_direct(struct rq *rq, struct thread *next)
+{
+	if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE) != ONCPU_OFF)
+		return 0;
+	if (next->affinity >= 0 && next->affinity != (int)this_cpu()->index)
+		return 0;
+	for (int p = NPRIO - 1; p > next->prio; p--)
+		if (__atomic_load_n(&rq->head[p], __ATOMIC_RELAXED))
+			return 0;
+	return 1;
+}
 
 /* --- thread.c --- */
 struct thread *thread_alloc(struct task *t, int *err); /* mk_lock held; NULL + *err */
@@ -201,7 +231,7 @@ void sched_wake(struct thread *th);                 /* make runnable (state set 
 void sched_yield(void);
 void sched_block(void);                             /* state already T_BLOCKED; irqs off */
 void sched_direct(struct thread *next);             /* irqs off; switch straight to next (runnable, not queued) */
-int sched_can_direct(struct thread *next);         /* mk_lock held; affinity allows and no hart on its stack */
+void sched_handoff(struct thread *prev, struct thread *next) __attribute__((noreturn));
 void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
@@ -214,7 +244,6 @@ extern const struct mm_platform uvm_platform;
 int uvm_init(void);                                 /* boot, once */
 int uvm_as_create(struct task *t);
 void uvm_as_destroy(struct task *t);
-uint64_t uvm_satp(struct task *t);
 void uvm_asid_activate(struct task *t);
 void uvm_icache_sync(struct task *t);               /* mk_lock NOT held */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec);
@@ -282,6 +311,15 @@ void ipc_ep_cap_gone(const struct cap *c);            /* mk_lock held: c (in a C
 void ipc_ep_cap_added(const struct cap *c);           /* mk_lock held: c was just installed */
 long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w); /* mk_lock held, irqs off; drops the lock, returns after the call */
 long sys_ipc(struct uframe *uf, long nr);
+void ipc_fastpath(struct uframe *uf);                 /* irqs off, from user_vector: returns only if not taken */
+/* Whether th's kernel continuation, while it is blocked in IPC, is just
+ * the return to user with its saved registers (an IPC system call, not a
+ * page-fault call and not a kernel thread): then it can be resumed by
+ * sched_handoff without its own kernel context. */
+static inline int ipc_user_resumable(const struct thread *th)
+{
+	return th->task && !th->in_fault;
+}
 #define RET_KEEP (-1000000L)   /* syscall result already written to the frame */
 unsigned long eps_live(void);
 
@@ -309,9 +347,14 @@ extern const int nboot_modules;
 void syscall_dispatch(struct uframe *uf);
 void user_trap(struct uframe *uf);
 void return_to_user(void) __attribute__((noreturn));
+void resume_user(struct thread *th) __attribute__((noreturn));
 extern void user_return(struct uframe *uf) __attribute__((noreturn));
 extern struct kctx *switch_context(struct kctx *from, struct kctx *to);
 extern char thread_trampoline[];
+/* uentry.S: move to the kernel stack whose top is uf (nothing on it in
+ * use) and continue in sched_handoff_done(prev) there. */
+extern void sched_resume_on(struct kctx *prev, struct uframe *uf) __attribute__((noreturn));
+void sched_handoff_done(struct kctx *prev) __attribute__((noreturn));
 
 /* --- mkinit.c --- */
 void mk_start(const char *command) __attribute__((noreturn));

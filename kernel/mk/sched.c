@@ -1,6 +1,6 @@
 /* Scheduler: one run queue per hart with NPRIO FIFO levels (highest level
  * first, round robin inside a level), timer preemption of user code, idle
- * harts in wfi woken by IPI.
+ * harts in wfi woken by IPI (no polling).
  *
  * Placement and load balancing (simple on purpose):
  *  - a woken thread goes to its affinity hart if pinned; otherwise to the
@@ -24,8 +24,8 @@
  * queues it in sched_finish_switch, once it runs on the next thread's
  * stack. So whatever a hart takes from a queue is off every stack, and
  * switch_to never spins; a cycle of harts each waiting for the next to
- * leave its thread cannot form. The IPC direct switch (sched_can_direct)
- * refuses a partner that is not yet off its old hart. */
+ * leave its thread cannot form. The IPC direct switch (sched_can_direct,
+ * mk.h) refuses a partner that is not yet off its old hart. */
 #include "mk.h"
 #include "riscv.h"
 #include "smp.h"
@@ -33,15 +33,6 @@
 #include "panic.h"
 #include "usatp.h"
 #include "harts.h"
-
-/* How long (timebase units, 10 MHz on QEMU virt: 50 us) an idle hart
- * polls its queue before wfi. */
-#define IDLE_POLL_TICKS 500
-
-/* struct thread's on_cpu. */
-#define ONCPU_OFF     0
-#define ONCPU_ON      1
-#define ONCPU_REQUEUE 2
 
 struct rq *rqs;
 static struct thread *idle_threads;
@@ -183,10 +174,13 @@ void sched_wake(struct thread *th)
 	enqueue(th);
 }
 
+/* Needs: irqs off. Switch this hart to next's address space unless it is
+ * already on it: satp cached per task (uvm_as_create), no satp write and
+ * no flush when the address space does not change. */
 void sched_activate(struct thread *next)
 {
 	struct rq *rq = this_rq();
-	uint64_t satp = next->task ? uvm_satp(next->task) : boot_config.kernel_satp;
+	uint64_t satp = next->task ? next->task->satp : boot_config.kernel_satp;
 	if (satp == rq->cur_satp)
 		return;      /* same address space: its hart_mask bit is already set */
 	if (next->task) {
@@ -259,27 +253,50 @@ void sched_switch(void)
 	switch_to(rq, prev, next);
 }
 
-/* Needs mk_lock; irqs off; next is T_BLOCKED and about to be made runnable
- * by the caller without being queued. Whether the IPC fast path may
- * switch to next on this hart at once: its affinity allows this hart and
- * no hart is still on its stack (it blocked elsewhere and that hart has
- * not switched away yet). While next is T_BLOCKED under mk_lock nobody
- * can put a hart on it, so on_cpu 0 seen here stays 0 until our switch_to.
- * On refusal the caller wakes it normally, and sched_wake defers the
- * queueing to the hart leaving it. */
-int sched_can_direct(struct thread *next)
-{
-	if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE) != ONCPU_OFF)
-		return 0;
-	return next->affinity < 0 || next->affinity == (int)this_cpu()->index;
-}
-
 /* Needs: irqs off, no lock held; the current thread is blocked and
  * sched_can_direct(next) said yes under mk_lock. Switch to next here. */
 void sched_direct(struct thread *next)
 {
 	struct rq *rq = this_rq();
 	switch_to(rq, rq->cur, next);
+}
+
+/* Needs mk_lock, irqs off; prev is the current thread, blocked in IPC
+ * under mk_lock; next was blocked in an IPC system call (its kernel stack
+ * holds nothing but its user registers still to be restored: no page-fault
+ * call, no kernel thread), its result is written and sched_can_direct(next)
+ * said yes. Runs next on this hart without going back through prev's
+ * kernel context: prev is left so that whoever runs it next returns it to
+ * user (thread_trampoline on an empty stack), next is made current, its
+ * address space switched to only if it differs (cached satp), mk_lock is
+ * dropped, and the hart moves to next's stack (sched_resume_on), where
+ * sched_finish_switch releases prev as after any switch and next returns
+ * to user. Does not return. */
+void sched_handoff(struct thread *prev, struct thread *next)
+{
+	struct rq *rq = this_rq();
+	prev->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
+	prev->ctx.sp = (uint64_t)(uintptr_t)prev->uf;
+	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
+	next->state = T_RUNNING;
+	next->last_cpu = (int)this_cpu()->index;
+	rq->cur = next;
+	rq->switches++;
+	if (next->task->satp != rq->cur_satp)
+		sched_activate(next);
+	spin_unlock(&mk_lock);
+	sched_resume_on(&prev->ctx, next->uf);
+}
+
+/* On the resumed thread's stack (sched_resume_on); irqs off. What
+ * sched_finish_switch does after a switch, for a prev blocked in IPC (not
+ * dead: only the thread itself ends itself), then back to user. */
+void sched_handoff_done(struct kctx *pctx)
+{
+	struct thread *prev = (struct thread *)pctx;
+	if (__atomic_exchange_n(&prev->on_cpu, ONCPU_OFF, __ATOMIC_ACQ_REL) == ONCPU_REQUEUE)
+		enqueue(prev);
+	resume_user(this_rq()->cur);
 }
 
 /* Needs: irqs off, no lock held; next came from a run queue or passed
@@ -353,16 +370,14 @@ void sched_idle_loop(void)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		uint64_t sw = rq->switches;
 		sched_switch();      /* own queue, else steal */
-		if (rq->switches == sw) {
-			/* Poll a little before sleeping: waking a hart from wfi
-			 * costs an IPI round through the firmware, which is most
-			 * of a cross-hart IPC when the partner answers quickly. */
-			uint64_t until = rdtime() + IDLE_POLL_TICKS;
-			while (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0 && rdtime() < until)
-				cpu_relax();
-			if (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0)
-				wfi();   /* returns on a pending interrupt even with SIE off */
-		}
+		/* Sleep at once, no polling. No wakeup is lost: SIE is off
+		 * from the look at the queues to here, so an IPI sent by an
+		 * enqueue that saw rq->idle stays pending (sie.SSIE is on) and
+		 * wfi returns at once; an enqueue that came before our fence
+		 * is seen by the look. The tick keeps running here: it is this
+		 * hart's quiescent state for RCU (rcu.c). */
+		if (rq->switches == sw && __atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0)
+			wfi();   /* returns on a pending interrupt even with SIE off */
 		irq_enable();   /* take the interrupt that woke us */
 	}
 }

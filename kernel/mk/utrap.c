@@ -65,7 +65,13 @@ void user_trap(struct uframe *uf)
 void return_to_user(void)
 {
 	irq_disable();
-	struct thread *th = cur_thread();
+	resume_user(cur_thread());
+}
+
+/* Needs: irqs off, th the current thread. Back to user with th's saved
+ * registers, or exit if it was killed meanwhile. */
+void resume_user(struct thread *th)
+{
 	if (th->killed)
 		thread_exit();
 	uint64_t s = csr_read(sstatus);

@@ -371,6 +371,9 @@ int uvm_as_create(struct task *t)
 		return -E_NOMEM;
 	mm_as_share_kernel(&t->as, &kernel_as);
 	t->asid = asid_alloc();
+	/* The root and the ASID stay until uvm_as_destroy: compose satp once,
+	 * not at every switch to t. */
+	t->satp = arch_user_satp(&t->as, uarch->levels, t->asid);
 	t->icache_gen = 1;    /* every hart fences before it first runs t */
 	t->as_live = 1;
 	return 0;
@@ -387,6 +390,7 @@ void uvm_as_destroy(struct task *t)
 	mm_as_destroy(&t->as);
 	asid_free(t->asid);
 	t->asid = 0;
+	t->satp = 0;
 }
 
 /* Instruction fetch coherence. Code reaches a user page by data stores
@@ -430,11 +434,6 @@ void uvm_asid_activate(struct task *t)
 		__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
 		uharts[me].seen_gen[a] = g;
 	}
-}
-
-uint64_t uvm_satp(struct task *t)
-{
-	return arch_user_satp(&t->as, uarch->levels, t->asid);
 }
 
 /* Resolve a user fault at va in t's address space under one cursor:
