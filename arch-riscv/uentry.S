@@ -159,13 +159,13 @@ thread_trampoline:
 	call	thread_first_run
 2:	j	2b
 
-/* void sched_resume_on(struct kctx *prev, struct uframe *uf): the IPC
- * handoff (kernel/mk/sched.c). The stack below uf belongs to a thread
- * whose kernel context is just "return to user", so it is free: finish
- * the switch from prev on it (sched_handoff_done). */
+/* void sched_resume_on(struct thread *prev, struct thread *next,
+ * struct uframe *uf): the IPC handoff (sched_handoff, kernel/mk/mk.h).
+ * The stack below next's frame uf is free (next's kernel context is just
+ * "return to user"): finish the switch from prev on it. */
 	.globl sched_resume_on
 sched_resume_on:
-	mv	sp, a1
+	mv	sp, a2
 	li	s0, 0
 	tail	sched_handoff_done
 

@@ -20,6 +20,13 @@ static inline uint64_t arch_user_satp(const struct mm_as *as, unsigned levels, u
 	       (mm_as_root_pa(as) >> 12);
 }
 
+/* Make satp the hart's translation root and ASID. No TLB flush: the
+ * caller knows the ASID's entries here are current. */
+static inline void arch_satp_write(uint64_t satp)
+{
+	csr_write(satp, satp);
+}
+
 /* The ASID field of a satp value. */
 static inline uint16_t arch_satp_asid(uint64_t satp)
 {

@@ -247,11 +247,12 @@ static void deliver(struct thread *s, struct thread *r)
 static void block_and_run(struct thread *me, struct thread *partner)
 {
 	me->state = T_BLOCKED;
-	if (partner && sched_can_direct(this_rq(), partner)) {
+	struct rq *rq = this_rq();
+	if (partner && sched_can_direct(rq, partner)) {
 		partner->block = B_NONE;
 		partner->ep = NULL;
 		if (ipc_user_resumable(me) && ipc_user_resumable(partner))
-			sched_handoff(me, partner);
+			sched_handoff(rq, me, partner);
 		partner->state = T_RUNNABLE;
 		spin_unlock(&mk_lock);
 		sched_direct(partner);

@@ -120,7 +120,7 @@ void ipc_fastpath(struct uframe *uf)
 	me->state = T_BLOCKED;
 	p->block = B_NONE;
 	p->ep = NULL;
-	sched_handoff(me, p);
+	sched_handoff(rq, me, p);
 slow:
 	spin_unlock(&mk_lock);
 }

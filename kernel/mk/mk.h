@@ -21,6 +21,7 @@
 #include <cortenmm/mm.h>
 #include <cortenmm/cursor.h>
 #include "trap.h"
+#include "usatp.h"
 #include "spinlock.h"
 #include "cpu.h"
 
@@ -180,6 +181,12 @@ struct rq {
 	struct thread *idle_thread;
 	uint16_t cur_asid;
 	uint64_t cur_satp;
+	/* as_ready[t->id]: the icache_gen of task t at which this hart last
+	 * activated t's address space in full (sched_activate: hart_mask bit,
+	 * ASID flush check, fence.i), 0 when it has not since t was created or
+	 * when t has no ASID. While it equals t->icache_gen, switching to t
+	 * is a satp write (sched_handoff). */
+	uint32_t as_ready[MAX_TASKS];
 	uint64_t switches;
 };
 /* struct thread's on_cpu (sched.c). */
@@ -231,11 +238,17 @@ void sched_wake(struct thread *th);                 /* make runnable (state set 
 void sched_yield(void);
 void sched_block(void);                             /* state already T_BLOCKED; irqs off */
 void sched_direct(struct thread *next);             /* irqs off; switch straight to next (runnable, not queued) */
-void sched_handoff(struct thread *prev, struct thread *next) __attribute__((noreturn));
 void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
 void sched_activate(struct thread *next);
+/* Needs: irqs off. Put satp (of an address space this hart may run, with
+ * its TLB state settled) in effect here; arch-riscv/usatp.h. */
+static inline void sched_satp_write(struct rq *rq, uint64_t satp)
+{
+	arch_satp_write(satp);
+	rq->cur_satp = satp;
+}
 int sched_init_harts(void);                         /* boot, before harts start: run queues, idle threads */
 
 
@@ -244,7 +257,7 @@ extern const struct mm_platform uvm_platform;
 int uvm_init(void);                                 /* boot, once */
 int uvm_as_create(struct task *t);
 void uvm_as_destroy(struct task *t);
-void uvm_asid_activate(struct task *t);
+uint32_t uvm_asid_activate(struct task *t);          /* irqs off; returns the icache_gen synchronised with */
 void uvm_icache_sync(struct task *t);               /* mk_lock NOT held */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec);
 int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
@@ -347,14 +360,62 @@ extern const int nboot_modules;
 void syscall_dispatch(struct uframe *uf);
 void user_trap(struct uframe *uf);
 void return_to_user(void) __attribute__((noreturn));
-void resume_user(struct thread *th) __attribute__((noreturn));
 extern void user_return(struct uframe *uf) __attribute__((noreturn));
 extern struct kctx *switch_context(struct kctx *from, struct kctx *to);
 extern char thread_trampoline[];
 /* uentry.S: move to the kernel stack whose top is uf (nothing on it in
- * use) and continue in sched_handoff_done(prev) there. */
-extern void sched_resume_on(struct kctx *prev, struct uframe *uf) __attribute__((noreturn));
-void sched_handoff_done(struct kctx *prev) __attribute__((noreturn));
+ * use) and continue in sched_handoff_done(prev, next) there. */
+extern void sched_resume_on(struct thread *prev, struct thread *next, struct uframe *uf)
+	__attribute__((noreturn));
+void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__((noreturn));
+
+/* Needs: irqs off, th the current thread. Back to user with th's saved
+ * registers, or exit if it was killed meanwhile. */
+static inline __attribute__((noreturn)) void resume_user(struct thread *th)
+{
+	if (th->killed)
+		thread_exit();
+	uint64_t s = csr_read(sstatus);
+	s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_SUM | (3UL << 13));
+	s |= SSTATUS_SPIE;
+	th->uf->tf.sstatus = s;
+	user_return(th->uf);
+}
+
+/* Needs mk_lock, irqs off, rq this hart's; prev is the current thread,
+ * blocked in IPC under mk_lock; next was blocked in an IPC system call
+ * (ipc_user_resumable: its kernel stack holds nothing but its user
+ * registers still to be restored), its result is written and
+ * sched_can_direct(rq, next) said yes. Runs next on this hart without
+ * going back through either kernel context: prev is left so that whoever
+ * runs it next returns it to user (thread_trampoline on an empty stack),
+ * next is made current, its address space switched to only if it differs
+ * (cached satp), mk_lock is dropped, and the hart moves to next's stack
+ * (sched_resume_on), where sched_handoff_done releases prev as after any
+ * switch and next returns to user. Does not return. Inline: it is most
+ * of the IPC fast path. */
+static inline __attribute__((always_inline, noreturn))
+void sched_handoff(struct rq *rq, struct thread *prev, struct thread *next)
+{
+	prev->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
+	prev->ctx.sp = (uint64_t)(uintptr_t)prev->uf;
+	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
+	next->state = T_RUNNING;
+	next->last_cpu = (int)(rq - rqs);
+	rq->cur = next;
+	rq->switches++;
+	struct task *t = next->task;
+	if (t->satp != rq->cur_satp) {
+		/* Relaxed: a code change we do not see yet fences this hart
+		 * remotely (it is in t's hart_mask once as_ready is set). */
+		if (rq->as_ready[t->id] == __atomic_load_n(&t->icache_gen, __ATOMIC_RELAXED))
+			sched_satp_write(rq, t->satp);
+		else
+			sched_activate(next);
+	}
+	spin_unlock(&mk_lock);
+	sched_resume_on(prev, next, next->uf);
+}
 
 /* --- mkinit.c --- */
 void mk_start(const char *command) __attribute__((noreturn));

@@ -183,15 +183,17 @@ void sched_activate(struct thread *next)
 	uint64_t satp = next->task ? next->task->satp : boot_config.kernel_satp;
 	if (satp == rq->cur_satp)
 		return;      /* same address space: its hart_mask bit is already set */
-	if (next->task) {
-		hartmask_set(&next->task->hart_mask, this_cpu()->index);
-		uvm_asid_activate(next->task);
+	struct task *t = next->task;
+	if (t) {
+		hartmask_set(&t->hart_mask, this_cpu()->index);
+		uint32_t ig = uvm_asid_activate(t);
+		/* Without an ASID every switch must flush: never "ready". */
+		rq->as_ready[t->id] = arch_satp_asid(satp) ? ig : 0;
 	}
-	csr_write(satp, satp);
+	sched_satp_write(rq, satp);
 	/* Without ASIDs every AS shares tag 0: flush on each switch. */
-	if (!next->task || !arch_satp_asid(satp))
+	if (!t || !arch_satp_asid(satp))
 		local_flush_tlb_all();
-	rq->cur_satp = satp;
 }
 
 /* Runs on the new thread's stack right after switch_context (and first
@@ -261,42 +263,14 @@ void sched_direct(struct thread *next)
 	switch_to(rq, rq->cur, next);
 }
 
-/* Needs mk_lock, irqs off; prev is the current thread, blocked in IPC
- * under mk_lock; next was blocked in an IPC system call (its kernel stack
- * holds nothing but its user registers still to be restored: no page-fault
- * call, no kernel thread), its result is written and sched_can_direct(next)
- * said yes. Runs next on this hart without going back through prev's
- * kernel context: prev is left so that whoever runs it next returns it to
- * user (thread_trampoline on an empty stack), next is made current, its
- * address space switched to only if it differs (cached satp), mk_lock is
- * dropped, and the hart moves to next's stack (sched_resume_on), where
- * sched_finish_switch releases prev as after any switch and next returns
- * to user. Does not return. */
-void sched_handoff(struct thread *prev, struct thread *next)
-{
-	struct rq *rq = this_rq();
-	prev->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
-	prev->ctx.sp = (uint64_t)(uintptr_t)prev->uf;
-	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
-	next->state = T_RUNNING;
-	next->last_cpu = (int)this_cpu()->index;
-	rq->cur = next;
-	rq->switches++;
-	if (next->task->satp != rq->cur_satp)
-		sched_activate(next);
-	spin_unlock(&mk_lock);
-	sched_resume_on(&prev->ctx, next->uf);
-}
-
-/* On the resumed thread's stack (sched_resume_on); irqs off. What
+/* On next's stack (sched_resume_on, after sched_handoff); irqs off. What
  * sched_finish_switch does after a switch, for a prev blocked in IPC (not
- * dead: only the thread itself ends itself), then back to user. */
-void sched_handoff_done(struct kctx *pctx)
+ * dead: only the thread itself ends itself), then next back to user. */
+void sched_handoff_done(struct thread *prev, struct thread *next)
 {
-	struct thread *prev = (struct thread *)pctx;
 	if (__atomic_exchange_n(&prev->on_cpu, ONCPU_OFF, __ATOMIC_ACQ_REL) == ONCPU_REQUEUE)
 		enqueue(prev);
-	resume_user(this_rq()->cur);
+	resume_user(next);
 }
 
 /* Needs: irqs off, no lock held; next came from a run queue or passed

@@ -68,15 +68,3 @@ void return_to_user(void)
 	resume_user(cur_thread());
 }
 
-/* Needs: irqs off, th the current thread. Back to user with th's saved
- * registers, or exit if it was killed meanwhile. */
-void resume_user(struct thread *th)
-{
-	if (th->killed)
-		thread_exit();
-	uint64_t s = csr_read(sstatus);
-	s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_SUM | (3UL << 13));
-	s |= SSTATUS_SPIE;
-	th->uf->tf.sstatus = s;
-	user_return(th->uf);
-}

@@ -363,8 +363,10 @@ int uvm_as_create(struct task *t)
 {
 	hartmask_clear_all(&t->hart_mask);
 	/* Every hart fences before it first runs t (icache_gen 1 below). */
-	for (uint32_t i = 0; i < harts_max; i++)
+	for (uint32_t i = 0; i < harts_max; i++) {
 		uharts[i].icache_seen[t->id] = 0;
+		rqs[i].as_ready[t->id] = 0;     /* no hart has activated this incarnation */
+	}
 	int err = mm_as_init(&t->as, uarch, uproto, &uvm_platform, uarch->user_lo,
 			     uarch->user_last, t);
 	if (err)
@@ -416,8 +418,9 @@ void uvm_icache_sync(struct task *t)
 
 /* Before this hart runs t: flush t's ASID here if it was reused since this
  * hart last flushed it, and fence.i if t's code changed since this hart
- * last synchronised with it. Needs: interrupts off. */
-void uvm_asid_activate(struct task *t)
+ * last synchronised with it. Needs: interrupts off. Returns the code
+ * generation (icache_gen) this hart is now synchronised with. */
+uint32_t uvm_asid_activate(struct task *t)
 {
 	uint32_t me = this_cpu()->index;
 	uint32_t ig = __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE);
@@ -427,13 +430,14 @@ void uvm_asid_activate(struct task *t)
 	}
 	uint16_t a = t->asid;
 	if (!asid_bits || !a)
-		return;
+		return ig;
 	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
 	if (uharts[me].seen_gen[a] != g) {
 		unsigned long asid = a;
 		__asm__ volatile("sfence.vma zero, %0" :: "r"(asid) : "memory");
 		uharts[me].seen_gen[a] = g;
 	}
+	return ig;
 }
 
 /* Resolve a user fault at va in t's address space under one cursor:
