@@ -8,6 +8,7 @@
  * the kernel stack pointer is simply the frame's address. In the kernel,
  * stvec = trap_vector (kernel/trap.c) and sscratch is not used. */
 #define UF_KTP 288
+#define THREAD_UF 184      /* offsetof(struct thread, uf): checked in ipc_fast.c */
 
 	.section .text
 	.globl user_vector
@@ -48,10 +49,10 @@ user_vector:
 	sd	t0, 80(a0)
 	csrr	t0, sepc
 	sd	t0, 256(a0)
-	csrr	t0, sstatus
-	sd	t0, 264(a0)
-	csrr	t0, scause
-	sd	t0, 272(a0)
+	/* tf.sstatus is not saved: it holds what the last return to user
+	 * wrote (resume_user), which is what the next one restores. */
+	csrr	t2, scause
+	sd	t2, 272(a0)
 	csrr	t0, stval
 	sd	t0, 280(a0)
 	ld	tp, UF_KTP(a0)
@@ -60,16 +61,20 @@ user_vector:
 	lla	t0, trap_vector
 	csrw	stvec, t0
 	csrw	sscratch, zero
-	/* IPC fast path (kernel/mk/ipc_fast.c) for ecalls: it returns only
-	 * when it did not take the call; s1 (saved above) keeps the frame. */
-	ld	t0, 272(a0)
+	/* IPC fast path (kernel/mk/ipc_fast.c) for ecalls. It returns
+	 * a0 = caller, a1 = partner when it took the call (mk_lock dropped,
+	 * the partner current): hand the hart over to the partner. Else
+	 * a1 = 0 and the general path runs; s1 (saved above) keeps the frame. */
 	li	t1, 8
-	bne	t0, t1, 2f
+	bne	t2, t1, 2f     /* t2: scause */
 	mv	s1, a0
 	call	ipc_fastpath
+	bnez	a1, 3f
 	mv	a0, s1
 2:	call	user_trap
 1:	j	1b
+3:	ld	a2, THREAD_UF(a1)
+	j	sched_resume_on
 
 /* void user_return(struct uframe *uf): interrupts off, uf->tf.sstatus
  * already says SPP=0 (user), SPIE=1, SUM=0. Does not return. */

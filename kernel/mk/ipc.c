@@ -251,8 +251,12 @@ static void block_and_run(struct thread *me, struct thread *partner)
 	if (partner && sched_can_direct(rq, partner)) {
 		partner->block = B_NONE;
 		partner->ep = NULL;
-		if (ipc_user_resumable(me) && ipc_user_resumable(partner))
+		if (ipc_user_resumable(me) && ipc_user_resumable(partner)) {
 			sched_handoff(rq, me, partner);
+			sched_activate(partner);
+			spin_unlock(&mk_lock);
+			sched_resume_on(me, partner, partner->uf);
+		}
 		partner->state = T_RUNNABLE;
 		spin_unlock(&mk_lock);
 		sched_direct(partner);

@@ -24,10 +24,13 @@
  * this call completed, as in the slow path.
  *
  * The words go straight from our saved registers to the partner's; we
- * block (state as the slow path leaves it) and sched_handoff resumes the
- * partner through the user-return path without switching kernel
- * contexts. */
+ * block (state as the slow path leaves it) and the handoff (sched_handoff,
+ * then sched_resume_on from user_vector) resumes the partner through the
+ * user-return path without switching kernel contexts. */
 #include "mk.h"
+
+/* user_vector (arch-riscv/uentry.S) loads the partner's frame pointer. */
+_Static_assert(offsetof(struct thread, uf) == 184, "THREAD_UF in uentry.S");
 
 /* Needs mk_lock. The receiver p takes our words and the badge of cap c;
  * we wait for its reply. As deliver() + the call half of do_send(). */
@@ -75,26 +78,31 @@ static void fast_reply_recv(struct thread *me, struct endpoint *e, struct thread
 }
 
 /* Needs: irqs off (trap entry), the current thread trapped from user with
- * an ecall, uf its saved registers. Returns, with nothing changed, when the
- * call is not one the fast path takes; otherwise completes it and resumes
- * the partner in user mode (does not return). */
-void ipc_fastpath(struct uframe *uf)
+ * an ecall, uf its saved registers. Returns { NULL, NULL }, with nothing
+ * changed, when the call is not one the fast path takes. Otherwise
+ * completes it, makes the partner current (its address space in effect),
+ * drops mk_lock and returns { caller, partner }: user_vector then goes on
+ * with sched_resume_on, still on nothing but the caller's frame. A leaf
+ * function on purpose (no frame, no saved registers): everything that
+ * would need a call falls back to the slow path. */
+struct ipc_handoff ipc_fastpath(struct uframe *uf)
 {
+	struct ipc_handoff h = { NULL, NULL };
 	struct trap_frame *tf = &uf->tf;
 	uint64_t nr = tf->regs[17];
 	uint64_t slot = tf->regs[10];
 	uint64_t extra = tf->regs[15];
 	if (nr == SYS_CALL) {
 		if (extra != (uint64_t)SLOT_NONE)
-			return;
+			return h;
 	} else if (nr == SYS_REPLY_RECV) {
 		if (extra != (uint64_t)SLOT_NONE && extra >= CSPACE_SLOTS)
-			return;
+			return h;
 	} else {
-		return;
+		return h;
 	}
 	if (slot >= CSPACE_SLOTS)
-		return;
+		return h;
 	struct rq *rq = this_rq();
 	struct thread *me = rq->cur;
 	const struct cap *c = &me->task->cspace[slot];
@@ -106,13 +114,14 @@ void ipc_fastpath(struct uframe *uf)
 	if (nr == SYS_CALL) {
 		p = e->receivers;
 		if (!(c->rights & R_SEND) || !e->recv_caps || !p || !ipc_user_resumable(p) ||
-		    !sched_can_direct(rq, p))
+		    !sched_can_direct(rq, p) || !sched_as_ready(rq, p->task))
 			goto slow;
 		fast_call(me, e, c, p);
 	} else {
 		p = me->caller;
 		if (!(c->rights & R_RECV) || e->senders || !p || p->state != T_BLOCKED ||
-		    p->block != B_REPLY || !ipc_user_resumable(p) || !sched_can_direct(rq, p))
+		    p->block != B_REPLY || !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
+		    !sched_as_ready(rq, p->task))
 			goto slow;
 		fast_reply_recv(me, e, p);
 	}
@@ -121,6 +130,11 @@ void ipc_fastpath(struct uframe *uf)
 	p->block = B_NONE;
 	p->ep = NULL;
 	sched_handoff(rq, me, p);
+	if (p->task->satp != rq->cur_satp)
+		sched_satp_write(rq, p->task->satp);
+	h.prev = me;
+	h.next = p;
 slow:
 	spin_unlock(&mk_lock);
+	return h;
 }

@@ -185,7 +185,7 @@ struct rq {
 	 * activated t's address space in full (sched_activate: hart_mask bit,
 	 * ASID flush check, fence.i), 0 when it has not since t was created or
 	 * when t has no ASID. While it equals t->icache_gen, switching to t
-	 * is a satp write (sched_handoff). */
+	 * is a satp write (sched_as_ready). */
 	uint32_t as_ready[MAX_TASKS];
 	uint64_t switches;
 };
@@ -324,11 +324,14 @@ void ipc_ep_cap_gone(const struct cap *c);            /* mk_lock held: c (in a C
 void ipc_ep_cap_added(const struct cap *c);           /* mk_lock held: c was just installed */
 long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w); /* mk_lock held, irqs off; drops the lock, returns after the call */
 long sys_ipc(struct uframe *uf, long nr);
-void ipc_fastpath(struct uframe *uf);                 /* irqs off, from user_vector: returns only if not taken */
+/* From user_vector, irqs off: { NULL, NULL } when not taken, else the
+ * threads to hand the hart over between (sched_resume_on). */
+struct ipc_handoff { struct thread *prev, *next; };
+struct ipc_handoff ipc_fastpath(struct uframe *uf);
 /* Whether th's kernel continuation, while it is blocked in IPC, is just
  * the return to user with its saved registers (an IPC system call, not a
  * page-fault call and not a kernel thread): then it can be resumed by
- * sched_handoff without its own kernel context. */
+ * a handoff (sched_handoff) without its own kernel context. */
 static inline int ipc_user_resumable(const struct thread *th)
 {
 	return th->task && !th->in_fault;
@@ -382,39 +385,39 @@ static inline __attribute__((noreturn)) void resume_user(struct thread *th)
 	user_return(th->uf);
 }
 
+/* Whether switching this hart to t's address space needs nothing but a
+ * satp write (or nothing): t's satp is in effect here, or this hart has
+ * activated t in full since t's code last changed (rq->as_ready). Relaxed:
+ * a code change we do not see yet fences this hart remotely (it is in t's
+ * hart_mask once as_ready is set). */
+static inline int sched_as_ready(const struct rq *rq, const struct task *t)
+{
+	return t->satp == rq->cur_satp ||
+	       rq->as_ready[t->id] == __atomic_load_n(&t->icache_gen, __ATOMIC_RELAXED);
+}
+
 /* Needs mk_lock, irqs off, rq this hart's; prev is the current thread,
  * blocked in IPC under mk_lock; next was blocked in an IPC system call
  * (ipc_user_resumable: its kernel stack holds nothing but its user
  * registers still to be restored), its result is written and
- * sched_can_direct(rq, next) said yes. Runs next on this hart without
- * going back through either kernel context: prev is left so that whoever
- * runs it next returns it to user (thread_trampoline on an empty stack),
- * next is made current, its address space switched to only if it differs
- * (cached satp), mk_lock is dropped, and the hart moves to next's stack
- * (sched_resume_on), where sched_handoff_done releases prev as after any
- * switch and next returns to user. Does not return. Inline: it is most
- * of the IPC fast path. */
-static inline __attribute__((always_inline, noreturn))
+ * sched_can_direct(rq, next) said yes. The scheduler's half of a handoff
+ * (next runs here without going back through either kernel context):
+ * prev is left so that whoever runs it next returns it to user
+ * (thread_trampoline on an empty stack), next becomes this hart's current
+ * thread. The caller then puts next's address space in effect, drops
+ * mk_lock and calls sched_resume_on(prev, next, next->uf), which moves the
+ * hart to next's stack, where sched_handoff_done releases prev as after
+ * any switch and returns next to user. */
+static inline __attribute__((always_inline))
 void sched_handoff(struct rq *rq, struct thread *prev, struct thread *next)
 {
 	prev->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
 	prev->ctx.sp = (uint64_t)(uintptr_t)prev->uf;
 	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
 	next->state = T_RUNNING;
-	next->last_cpu = (int)(rq - rqs);
+	next->last_cpu = (int)this_cpu()->index;
 	rq->cur = next;
 	rq->switches++;
-	struct task *t = next->task;
-	if (t->satp != rq->cur_satp) {
-		/* Relaxed: a code change we do not see yet fences this hart
-		 * remotely (it is in t's hart_mask once as_ready is set). */
-		if (rq->as_ready[t->id] == __atomic_load_n(&t->icache_gen, __ATOMIC_RELAXED))
-			sched_satp_write(rq, t->satp);
-		else
-			sched_activate(next);
-	}
-	spin_unlock(&mk_lock);
-	sched_resume_on(prev, next, next->uf);
 }
 
 /* --- mkinit.c --- */

@@ -265,12 +265,16 @@ void sched_direct(struct thread *next)
 
 /* On next's stack (sched_resume_on, after sched_handoff); irqs off. What
  * sched_finish_switch does after a switch, for a prev blocked in IPC (not
- * dead: only the thread itself ends itself), then next back to user. */
+ * dead: only the thread itself ends itself), then next back to user (its
+ * tf.sstatus is the one its last return to user wrote: blocked in a
+ * system call, it has been in user mode). */
 void sched_handoff_done(struct thread *prev, struct thread *next)
 {
 	if (__atomic_exchange_n(&prev->on_cpu, ONCPU_OFF, __ATOMIC_ACQ_REL) == ONCPU_REQUEUE)
 		enqueue(prev);
-	resume_user(next);
+	if (next->killed)
+		thread_exit();
+	user_return(next->uf);
 }
 
 /* Needs: irqs off, no lock held; next came from a run queue or passed
