@@ -509,7 +509,7 @@ long sys_ipc(struct uframe *uf, long nr)
 		me->recv_slot = extra;
 		struct thread *s = e->senders;
 		if (c && !s && sched_can_direct(this_rq(), c)) {
-			/* Fast path: wait on e and run the caller right here. */
+			/* Direct switch: wait on e and run the caller right here. */
 			me->block = B_RECV;
 			me->ep = e;
 			q_push(&e->receivers, &e->receivers_tail, me);

@@ -1,9 +1,9 @@
 /* IPC fast path: SYS_CALL to a waiting receiver and SYS_REPLY_RECV to a
  * waiting caller, the two halves of a client/server round trip, on one
  * hart. user_vector calls it for every ecall before the general dispatch;
- * it either completes the call and resumes the partner in user mode, or
- * returns having changed nothing, and the slow path (ipc.c) does the
- * whole call.
+ * it either completes the call and tells user_vector to hand the hart to
+ * the partner, or returns having changed nothing, and the slow path
+ * (ipc.c) does the whole call.
  *
  * It takes the call only when the slow path would do exactly the same
  * thing with nothing more to check:

@@ -25,7 +25,15 @@
  * stack. So whatever a hart takes from a queue is off every stack, and
  * switch_to never spins; a cycle of harts each waiting for the next to
  * leave its thread cannot form. The IPC direct switch (sched_can_direct,
- * mk.h) refuses a partner that is not yet off its old hart. */
+ * mk.h) refuses a partner that is not yet off its old hart.
+ *
+ * A thread's saved kernel context (ctx) is what switch_context resumes;
+ * it is valid whenever on_cpu is ONCPU_OFF. The IPC handoff (sched_handoff,
+ * mk.h) leaves a thread without saving its context: it first resets ctx
+ * to a fresh start at thread_trampoline on the empty stack (the thread's
+ * continuation is only the return to user), and sched_handoff_done
+ * releases it (on_cpu) from the next thread's stack, as
+ * sched_finish_switch does after a switch. */
 #include "mk.h"
 #include "riscv.h"
 #include "smp.h"
