@@ -50,7 +50,7 @@ user_vector:
 	csrr	t0, sepc
 	sd	t0, 256(a0)
 	/* tf.sstatus is not saved: it holds what the last return to user
-	 * wrote (resume_user), which is what the next one restores. */
+	 * wrote (return_to_user), which is what the next one restores. */
 	csrr	t2, scause
 	sd	t2, 272(a0)
 	csrr	t0, stval

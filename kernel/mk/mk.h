@@ -372,19 +372,6 @@ extern void sched_resume_on(struct thread *prev, struct thread *next, struct ufr
 	__attribute__((noreturn));
 void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__((noreturn));
 
-/* Needs: irqs off, th the current thread. Back to user with th's saved
- * registers, or exit if it was killed meanwhile. */
-static inline __attribute__((noreturn)) void resume_user(struct thread *th)
-{
-	if (th->killed)
-		thread_exit();
-	uint64_t s = csr_read(sstatus);
-	s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_SUM | (3UL << 13));
-	s |= SSTATUS_SPIE;
-	th->uf->tf.sstatus = s;
-	user_return(th->uf);
-}
-
 /* Whether switching this hart to t's address space needs nothing but a
  * satp write (or nothing): t's satp is in effect here, or this hart has
  * activated t in full since t's code last changed (rq->as_ready). Relaxed:

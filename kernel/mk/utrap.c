@@ -65,6 +65,12 @@ void user_trap(struct uframe *uf)
 void return_to_user(void)
 {
 	irq_disable();
-	resume_user(cur_thread());
+	struct thread *th = cur_thread();
+	if (th->killed)
+		thread_exit();
+	uint64_t s = csr_read(sstatus);
+	s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_SUM | (3UL << 13));
+	s |= SSTATUS_SPIE;
+	th->uf->tf.sstatus = s;
+	user_return(th->uf);
 }
-
