@@ -8,6 +8,7 @@
  * the kernel stack pointer is simply the frame's address. In the kernel,
  * stvec = trap_vector (kernel/trap.c) and sscratch is not used. */
 #define UF_KTP 288
+#define THREAD_UF 184      /* offsetof(struct thread, uf): checked in ipc_fast.c */
 
 	.section .text
 	.globl user_vector
@@ -48,10 +49,10 @@ user_vector:
 	sd	t0, 80(a0)
 	csrr	t0, sepc
 	sd	t0, 256(a0)
-	csrr	t0, sstatus
-	sd	t0, 264(a0)
-	csrr	t0, scause
-	sd	t0, 272(a0)
+	/* tf.sstatus is not saved: it holds what the last return to user
+	 * wrote (return_to_user), which is what the next one restores. */
+	csrr	t2, scause
+	sd	t2, 272(a0)
 	csrr	t0, stval
 	sd	t0, 280(a0)
 	ld	tp, UF_KTP(a0)
@@ -60,8 +61,20 @@ user_vector:
 	lla	t0, trap_vector
 	csrw	stvec, t0
 	csrw	sscratch, zero
-	call	user_trap
+	/* IPC fast path (kernel/mk/ipc_fast.c) for ecalls. It returns
+	 * a0 = caller, a1 = partner when it took the call (mk_lock dropped,
+	 * the partner current): hand the hart over to the partner. Else
+	 * a1 = 0 and the general path runs; s1 (saved above) keeps the frame. */
+	li	t1, 8
+	bne	t2, t1, 2f     /* t2: scause */
+	mv	s1, a0
+	call	ipc_fastpath
+	bnez	a1, 3f
+	mv	a0, s1
+2:	call	user_trap
 1:	j	1b
+3:	ld	a2, THREAD_UF(a1)
+	j	sched_resume_on
 
 /* void user_return(struct uframe *uf): interrupts off, uf->tf.sstatus
  * already says SPP=0 (user), SPIE=1, SUM=0. Does not return. */
@@ -150,6 +163,16 @@ switch_context:
 thread_trampoline:
 	call	thread_first_run
 2:	j	2b
+
+/* void sched_resume_on(struct thread *prev, struct thread *next,
+ * struct uframe *uf): the IPC handoff (sched_handoff, kernel/mk/mk.h).
+ * The stack below next's frame uf is free (next's kernel context is just
+ * "return to user"): finish the switch from prev on it. */
+	.globl sched_resume_on
+sched_resume_on:
+	mv	sp, a2
+	li	s0, 0
+	tail	sched_handoff_done
 
 /* long uaccess_copy(void *dst, const void *src, unsigned long n):
  * byte copy with SUM already set by the caller. A page fault inside it is

@@ -262,6 +262,7 @@ int child_main(long arg)
 {
 	switch (arg & 0xff) {
 	case ROLE_ECHO: return echo_server();
+	case ROLE_BENCH_SRV: return bench_ipc_child(arg);
 	case ROLE_PROBE: return probe((uint64_t)arg);
 	case ROLE_HOG: return hog();
 	case ROLE_SHARE: return share();

@@ -5,11 +5,13 @@
 #include <stdint.h>
 
 /* Spawn argument: low 8 bits the role, the rest role-specific. */
-enum { ROLE_INIT = 0, ROLE_ECHO, ROLE_PROBE, ROLE_FUZZ, ROLE_HOG, ROLE_SHARE, ROLE_SLEEPER, ROLE_FAULT };
+enum { ROLE_INIT = 0, ROLE_ECHO, ROLE_PROBE, ROLE_FUZZ, ROLE_HOG, ROLE_SHARE, ROLE_SLEEPER, ROLE_FAULT,
+       ROLE_BENCH_SRV };
 
 int cmd_selftest(int argc, char **argv);
 int cmd_sysfuzz(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int bench_ipc_child(long arg);      /* ROLE_BENCH_SRV: bench ipc's server task */
 int child_main(long arg);
 int fuzz_child(uint64_t arg);
 struct kcounters;

@@ -313,6 +313,107 @@ static int t_ipc_cross_hart(char *why)
 	return 0;
 }
 
+/* What the IPC fast path copies: all four words each way, the badge of
+ * the caller's cap, a zero status and no-cap flag on both sides. Client
+ * and server are threads of this task on one hart at one level, so every
+ * call after the first takes the fast path both ways. */
+#define FW_BADGE 0x5aUL
+struct fw { long ep, sep; int hart; volatile long bad, done; };
+static void fw_server(void *a)
+{
+	struct fw *f = a;
+	uint64_t w[4] = { 0 };
+	struct sysret r = ipc(SYS_RECV, f->ep, w, SLOT_NONE);
+	while (r.a0 == 0 && (uint64_t)r.a1 != ~0ULL) {
+		if ((uint64_t)r.a5 != FW_BADGE || r.a6 != 0)
+			f->bad++;
+		w[0] = ~(uint64_t)r.a1, w[1] = ~(uint64_t)r.a2, w[2] = ~(uint64_t)r.a3, w[3] = ~(uint64_t)r.a4;
+		r = ipc(SYS_REPLY_RECV, f->ep, w, SLOT_NONE);
+	}
+	ipc(SYS_REPLY, 0, w, SLOT_NONE);
+}
+
+static void fw_client(void *a)
+{
+	struct fw *f = a;
+	for (uint64_t i = 1; i <= 200; i++) {
+		uint64_t w[4] = { i, i * 3, i ^ 0x55, -i };
+		struct sysret r = ipc(SYS_CALL, f->sep, w, SLOT_NONE);
+		if (r.a0 || (uint64_t)r.a1 != ~w[0] || (uint64_t)r.a2 != ~w[1] ||
+		    (uint64_t)r.a3 != ~w[2] || (uint64_t)r.a4 != ~w[3] || r.a5 || r.a6)
+			f->bad++;
+	}
+	uint64_t w[4] = { ~0ULL, 0, 0, 0 };
+	ipc(SYS_CALL, f->sep, w, SLOT_NONE);
+	f->done = 1;
+}
+
+static int t_ipc_fast_words(char *why)
+{
+	struct fw f = { .ep = slot_alloc(), .sep = slot_alloc(), .hart = (int)ncpus() - 1 };
+	CHECK(ep_create(f.ep) == 0, "ep_create");
+	CHECK(cap_mint(f.ep, f.sep, R_SEND, FW_BADGE, 0, 0) == 0, "mint a badged send cap");
+	long st = uthread_start(fw_server, &f, f.hart, 2);
+	CHECK(st >= 0, "server thread %ld", st);
+	long ct = uthread_start(fw_client, &f, f.hart, 2);
+	CHECK(ct >= 0, "client thread %ld", ct);
+	while (!f.done)
+		sys_yield();
+	cap_delete(st), cap_delete(ct), cap_delete(f.sep), cap_delete(f.ep);
+	slot_release(st), slot_release(ct), slot_release(f.sep), slot_release(f.ep);
+	CHECK(f.bad == 0, "%ld messages arrived wrong", f.bad);
+	return 0;
+}
+
+/* A call to a lower-priority server must not run the server ahead of a
+ * runnable thread of a higher level on that hart: the kernel switches
+ * straight to the server only when its queue holds nothing above the
+ * server's level. The client (level 2) queues a marker thread of its own
+ * level, then calls the server (level 1), all on one hart: the marker has
+ * to run before the call returns. */
+struct prio_call { long ep, marker; int hart; volatile long marked, seen, done; };
+static void prio_marker(void *a) { ((struct prio_call *)a)->marked = 1; }
+static void prio_client(void *a)
+{
+	struct prio_call *p = a;
+	uint64_t w[4] = { 0 };
+	/* After one round trip the server waits on the endpoint again. */
+	if (ipc(SYS_CALL, p->ep, w, SLOT_NONE).a0) {
+		p->done = -1;
+		return;
+	}
+	p->marker = uthread_start(prio_marker, p, p->hart, 2);   /* queued, not run: we keep the hart */
+	struct sysret r = ipc(SYS_CALL, p->ep, w, SLOT_NONE);
+	p->seen = p->marked;
+	p->done = p->marker < 0 ? -2 : r.a0 ? -3 : 1;
+}
+
+static int t_ipc_priority(char *why)
+{
+	int h = (int)ncpus() - 1;
+	long ep = slot_alloc();
+	CHECK(ep_create(ep) == 0, "ep_create");
+	struct xs x = { .ep = ep, .hart = -1 };
+	long st = uthread_start(pinned_server, &x, h, 1);
+	CHECK(st >= 0, "server thread %ld", st);
+	while (x.hart < 0)
+		sys_yield();
+	struct prio_call p = { .ep = ep, .hart = h };
+	long ct = uthread_start(prio_client, &p, h, 2);
+	CHECK(ct >= 0, "client thread %ld", ct);
+	while (!p.done)
+		sys_yield();
+	uint64_t w[4] = { ~0ULL, 0, 0, 0 };
+	ipc(SYS_CALL, ep, w, SLOT_NONE);
+	if (p.marker >= 0)
+		cap_delete(p.marker), slot_release(p.marker);
+	cap_delete(st), cap_delete(ct), cap_delete(ep);
+	slot_release(st), slot_release(ct), slot_release(ep);
+	CHECK(p.done == 1, "client failed (%ld)", p.done);
+	CHECK(p.seen == 1, "the level-1 server ran before a queued level-2 thread");
+	return 0;
+}
+
 /* A receiver thread that takes one message with a cap into `slot`. */
 struct rcv { long ep, slot; volatile long badge, flag, done; };
 static void rcv_fn(void *a)
@@ -714,6 +815,8 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "u_frame_alloc_returns", t_frame_alloc_quota_returns },
 	{ "u_ipc_pingpong", t_ipc_pingpong },
 	{ "u_ipc_cross_hart", t_ipc_cross_hart },
+	{ "u_ipc_fast_words", t_ipc_fast_words },
+	{ "u_ipc_priority", t_ipc_priority },
 	{ "u_ipc_badge_and_cap", t_ipc_badge_and_cap },
 	{ "u_reply_without_caller", t_reply_without_caller },
 	{ "u_reply_cap", t_reply_cap },

@@ -3,10 +3,11 @@
  * cap arrives in a5, and one capability can ride along (a5 names it on the
  * send side, the receive slot on the receive side; a6 bit 0 says one came).
  *
- * Fast path: when a call finds a receiver waiting (or a reply finds its
- * caller), the sender blocks and the kernel switches straight to the
+ * Direct switch: when a call finds a receiver waiting (or a reply finds
+ * its caller), the sender blocks and the kernel switches straight to the
  * partner on this hart, without going through a run queue, when the
- * partner's affinity allows it.
+ * partner's affinity and priority allow it (sched_can_direct). The common
+ * cases of that never get here: ipc_fast.c takes them first.
  *
  * All queue state is under mk_lock. Results for a thread that was blocked
  * are written into its saved registers by whoever completes it (for a
@@ -239,14 +240,23 @@ static void deliver(struct thread *s, struct thread *r)
 }
 
 /* Needs mk_lock; the thread about to block sets up the rest. Blocks the
- * current thread and either switches straight to `partner` (fast path) or
- * wakes it normally. Drops mk_lock. irqs are off. */
+ * current thread and either switches straight to `partner` (direct switch)
+ * or wakes it normally. Drops mk_lock. irqs are off. When both sides are
+ * in IPC system calls (kernel continuation: return to user) the switch is
+ * a handoff to the partner's user-return path, and does not return. */
 static void block_and_run(struct thread *me, struct thread *partner)
 {
 	me->state = T_BLOCKED;
-	if (partner && sched_can_direct(partner)) {
+	struct rq *rq = this_rq();
+	if (partner && sched_can_direct(rq, partner)) {
 		partner->block = B_NONE;
 		partner->ep = NULL;
+		if (ipc_user_resumable(me) && ipc_user_resumable(partner)) {
+			sched_handoff(rq, me, partner);
+			sched_activate(partner);
+			spin_unlock(&mk_lock);
+			sched_resume_on(me, partner, partner->uf);
+		}
 		partner->state = T_RUNNABLE;
 		spin_unlock(&mk_lock);
 		sched_direct(partner);
@@ -498,8 +508,8 @@ long sys_ipc(struct uframe *uf, long nr)
 		struct thread *c = do_reply(me, w);
 		me->recv_slot = extra;
 		struct thread *s = e->senders;
-		if (c && !s && sched_can_direct(c)) {
-			/* Fast path: wait on e and run the caller right here. */
+		if (c && !s && sched_can_direct(this_rq(), c)) {
+			/* Direct switch: wait on e and run the caller right here. */
 			me->block = B_RECV;
 			me->ep = e;
 			q_push(&e->receivers, &e->receivers_tail, me);

@@ -21,6 +21,8 @@
 #include <cortenmm/mm.h>
 #include <cortenmm/cursor.h>
 #include "trap.h"
+#include "arch.h"
+#include "hartmask.h"
 #include "spinlock.h"
 #include "cpu.h"
 
@@ -136,6 +138,7 @@ struct task {
 	struct mm_as as;
 	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
+	uint64_t satp;              /* satp selecting as (fixed while as_live): no recompute per switch */
 	struct hartmask hart_mask;  /* logical harts with this AS loaded now (TLB shootdown) */
 	uint32_t tlb_gen;           /* moves on at each flush of this AS (uvm.c) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
@@ -185,13 +188,51 @@ struct rq {
 	struct thread *idle_thread;
 	uint16_t cur_asid;
 	uint64_t cur_satp;
-	struct task *as_task;       /* whose address space cur_satp is (NULL: the kernel's) */
+	/* Bit i: this hart has loaded task i's address space since it last
+	 * ran on the kernel's (idle, kernel threads); its bit in that task's
+	 * hart_mask is set. Loading the kernel's clears them all. */
+	uint64_t loaded;
+	/* as_ready[t->id]: t's icache_gen + tlb_gen when this hart last
+	 * activated t's address space in full (sched_activate: hart_mask bit,
+	 * ASID flush check, fence.i), 0 when it has not since t was created or
+	 * when t has no ASID. While it is current, switching to t is a satp
+	 * write (sched_as_ready). */
+	uint32_t as_ready[MAX_TASKS];
 	uint64_t switches;
 };
+/* struct thread's on_cpu (sched.c). */
+#define ONCPU_OFF     0
+#define ONCPU_ON      1
+#define ONCPU_REQUEUE 2
+
 extern struct rq *rqs;      /* harts_max of them (sched_init_harts) */
 
 static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
 static inline struct thread *cur_thread(void) { return this_rq()->cur; }
+
+/* Needs mk_lock; irqs off; next is T_BLOCKED and about to be made runnable
+ * by the caller without being queued. Whether IPC may switch to next on
+ * this hart at once (the current thread blocks): its affinity allows this
+ * hart, no hart is still on its stack (it blocked elsewhere and that hart
+ * has not switched away yet), and this hart's queue holds no thread of a
+ * higher level (a direct switch to a lower-priority server would run it
+ * ahead of them). While next is T_BLOCKED under mk_lock nobody can put a
+ * hart on it, so on_cpu 0 seen here stays 0 until we switch to it. The
+ * queue is looked at without its lock: a thread queued by another hart a
+ * moment later counts as queued after the decision. On refusal the caller
+ * wakes next normally (sched_wake defers the queueing to the hart leaving
+ * it when one is still on it). */
+static inline int sched_can_direct(struct rq *rq, struct thread *next)
+{
+	if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE) != ONCPU_OFF)
+		return 0;
+	if (next->affinity >= 0 && next->affinity != (int)this_cpu()->index)
+		return 0;
+	for (int p = NPRIO - 1; p > next->prio; p--)
+		if (__atomic_load_n(&rq->head[p], __ATOMIC_RELAXED))
+			return 0;
+	return 1;
+}
 
 /* --- thread.c --- */
 struct thread *thread_alloc(struct task *t, int *err); /* mk_lock held; NULL + *err */
@@ -208,11 +249,27 @@ void sched_wake(struct thread *th);                 /* make runnable (state set 
 void sched_yield(void);
 void sched_block(void);                             /* state already T_BLOCKED; irqs off */
 void sched_direct(struct thread *next);             /* irqs off; switch straight to next (runnable, not queued) */
-int sched_can_direct(struct thread *next);         /* mk_lock held; affinity allows and no hart on its stack */
 void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
 void sched_activate(struct thread *next);
+void sched_unload_all(struct rq *rq);                /* irqs off: see sched_satp_write */
+/* Needs: irqs off; t's bit in t->hart_mask set and its TLB state settled
+ * here (sched_activate, sched_as_ready), or t NULL for the kernel's
+ * address space. Put satp (t's) in effect here. Loading the kernel's
+ * address space (the hart goes idle or runs a kernel thread) takes this
+ * hart out of the hart_mask of every task it loaded since it last did
+ * (sched_unload_all): flushes of those stop targeting it. A user address
+ * space left for another keeps its bit until then, so a hart passing IPCs
+ * between tasks needs no atomic per switch; that bit only makes flushes
+ * of that space reach this hart too. */
+static inline void sched_satp_write(struct rq *rq, struct task *t, uint64_t satp)
+{
+	arch_as_switch(satp);
+	rq->cur_satp = satp;
+	if (!t && rq->loaded)
+		sched_unload_all(rq);
+}
 int sched_init_harts(void);                         /* boot, before harts start: run queues, idle threads */
 
 
@@ -221,8 +278,7 @@ extern const struct mm_platform uvm_platform;
 int uvm_init(void);                                 /* boot, once */
 int uvm_as_create(struct task *t);
 void uvm_as_destroy(struct task *t);
-uint64_t uvm_satp(struct task *t);
-void uvm_asid_activate(struct task *t);
+uint32_t uvm_asid_activate(struct task *t);          /* irqs off; returns the icache_gen synchronised with */
 void uvm_icache_sync(struct task *t);               /* mk_lock NOT held */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec);
 int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
@@ -291,6 +347,18 @@ void ipc_ep_cap_gone(const struct cap *c);            /* mk_lock held: c (in a C
 void ipc_ep_cap_added(const struct cap *c);           /* mk_lock held: c was just installed */
 long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w); /* mk_lock held, irqs off; drops the lock, returns after the call */
 long sys_ipc(struct uframe *uf, long nr);
+/* From user_vector, irqs off: { NULL, NULL } when not taken, else the
+ * threads to hand the hart over between (sched_resume_on). */
+struct ipc_handoff { struct thread *prev, *next; };
+struct ipc_handoff ipc_fastpath(struct uframe *uf);
+/* Whether th's kernel continuation, while it is blocked in IPC, is just
+ * the return to user with its saved registers (an IPC system call, not a
+ * page-fault call and not a kernel thread): then it can be resumed by
+ * a handoff (sched_handoff) without its own kernel context. */
+static inline int ipc_user_resumable(const struct thread *th)
+{
+	return th->task && !th->in_fault;
+}
 #define RET_KEEP (-1000000L)   /* syscall result already written to the frame */
 unsigned long eps_live(void);
 
@@ -322,6 +390,51 @@ void return_to_user(void) __attribute__((noreturn));
 extern void user_return(struct uframe *uf) __attribute__((noreturn));
 extern struct kctx *switch_context(struct kctx *from, struct kctx *to);
 extern char thread_trampoline[];
+/* uentry.S: move to the kernel stack whose top is uf (nothing on it in
+ * use) and continue in sched_handoff_done(prev, next) there. */
+extern void sched_resume_on(struct thread *prev, struct thread *next, struct uframe *uf)
+	__attribute__((noreturn));
+void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__((noreturn));
+
+/* Whether switching this hart to t's address space needs nothing but a
+ * satp write (or nothing): t's satp is in effect here, or this hart has
+ * activated t in full since t's code last changed and since t's address
+ * space was last flushed (rq->as_ready holds icache_gen + tlb_gen as of
+ * that activation, uvm_asid_activate; both only grow). While as_ready[t]
+ * is not 0 this hart's bit in t->hart_mask is set (sched_unload_all
+ * clears both), set by a sequentially consistent RMW before these reads:
+ * a flush either targets this hart or moves tlb_gen where we see it.
+ * Relaxed on icache_gen's partner: the acquire orders both. */
+static inline int sched_as_ready(const struct rq *rq, const struct task *t)
+{
+	return t->satp == rq->cur_satp ||
+	       rq->as_ready[t->id] == __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE) +
+				      __atomic_load_n(&t->tlb_gen, __ATOMIC_RELAXED);
+}
+
+/* Needs mk_lock, irqs off, rq this hart's; prev is the current thread,
+ * blocked in IPC under mk_lock; next was blocked in an IPC system call
+ * (ipc_user_resumable: its kernel stack holds nothing but its user
+ * registers still to be restored), its result is written and
+ * sched_can_direct(rq, next) said yes. The scheduler's half of a handoff
+ * (next runs here without going back through either kernel context):
+ * prev is left so that whoever runs it next returns it to user
+ * (thread_trampoline on an empty stack), next becomes this hart's current
+ * thread. The caller then puts next's address space in effect, drops
+ * mk_lock and calls sched_resume_on(prev, next, next->uf), which moves the
+ * hart to next's stack, where sched_handoff_done releases prev as after
+ * any switch and returns next to user. */
+static inline __attribute__((always_inline))
+void sched_handoff(struct rq *rq, struct thread *prev, struct thread *next)
+{
+	prev->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
+	prev->ctx.sp = (uint64_t)(uintptr_t)prev->uf;
+	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
+	next->state = T_RUNNING;
+	next->last_cpu = (int)this_cpu()->index;
+	rq->cur = next;
+	rq->switches++;
+}
 
 /* --- mkinit.c --- */
 void mk_start(const char *command) __attribute__((noreturn));

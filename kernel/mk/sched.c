@@ -1,6 +1,6 @@
 /* Scheduler: one run queue per hart with NPRIO FIFO levels (highest level
  * first, round robin inside a level), timer preemption of user code, idle
- * harts in wfi woken by IPI.
+ * harts in wfi woken by IPI (no polling).
  *
  * Placement and load balancing (simple on purpose):
  *  - a woken thread goes to its affinity hart if pinned; otherwise to the
@@ -24,23 +24,22 @@
  * queues it in sched_finish_switch, once it runs on the next thread's
  * stack. So whatever a hart takes from a queue is off every stack, and
  * switch_to never spins; a cycle of harts each waiting for the next to
- * leave its thread cannot form. The IPC direct switch (sched_can_direct)
- * refuses a partner that is not yet off its old hart. */
+ * leave its thread cannot form. The IPC direct switch (sched_can_direct,
+ * mk.h) refuses a partner that is not yet off its old hart.
+ *
+ * A thread's saved kernel context (ctx) is what switch_context resumes;
+ * it is valid whenever on_cpu is ONCPU_OFF. The IPC handoff (sched_handoff,
+ * mk.h) leaves a thread without saving its context: it first resets ctx
+ * to a fresh start at thread_trampoline on the empty stack (the thread's
+ * continuation is only the return to user), and sched_handoff_done
+ * releases it (on_cpu) from the next thread's stack, as
+ * sched_finish_switch does after a switch. */
 #include "mk.h"
 #include "arch.h"
 #include "smp.h"
 #include "kernel.h"
 #include "panic.h"
 #include "harts.h"
-
-/* How long (timebase units, 10 MHz on QEMU virt: 50 us) an idle hart
- * polls its queue before wfi. */
-#define IDLE_POLL_TICKS 500
-
-/* struct thread's on_cpu. */
-#define ONCPU_OFF     0
-#define ONCPU_ON      1
-#define ONCPU_REQUEUE 2
 
 struct rq *rqs;
 static struct thread *idle_threads;
@@ -182,29 +181,41 @@ void sched_wake(struct thread *th)
 	enqueue(th);
 }
 
+/* Needs: irqs off. Switch this hart to next's address space unless it is
+ * already on it: satp cached per task (uvm_as_create), no satp write and
+ * no flush when the address space does not change. */
 void sched_activate(struct thread *next)
 {
 	struct rq *rq = this_rq();
-	uint64_t satp = next->task ? uvm_satp(next->task) : boot_config.kernel_satp;
+	uint64_t satp = next->task ? next->task->satp : boot_config.kernel_satp;
 	if (satp == rq->cur_satp)
 		return;      /* same address space: its hart_mask bit is already set */
-	uint32_t me = this_cpu()->index;
-	if (next->task) {
-		hartmask_set(&next->task->hart_mask, me);
-		uvm_asid_activate(next->task);
+	struct task *t = next->task;
+	if (t) {
+		hartmask_set(&t->hart_mask, this_cpu()->index);
+		rq->loaded |= 1ull << t->id;
+		uint32_t ig = uvm_asid_activate(t);
+		/* Without an ASID every switch must flush: never "ready". */
+		rq->as_ready[t->id] = arch_satp_asid(satp) ? ig : 0;
 	}
-	arch_as_switch(satp);
+	sched_satp_write(rq, t, satp);
 	/* Without ASIDs every AS shares tag 0: flush on each switch. */
-	if (!next->task || !arch_satp_asid(satp))
+	if (!t || !arch_satp_asid(satp))
 		arch_tlb_flush_all();
-	/* The old address space is no longer loaded here: flushes of it stop
-	 * targeting this hart. What its ASID may still tag in our TLB is
-	 * flushed when we load it again, if it was flushed meanwhile
-	 * (uvm_asid_activate compares its tlb_gen). */
-	if (rq->as_task && rq->as_task != next->task)
-		hartmask_clear(&rq->as_task->hart_mask, me);
-	rq->as_task = next->task;
-	rq->cur_satp = satp;
+}
+
+_Static_assert(MAX_TASKS <= 64, "rq->loaded has a bit per task slot");
+
+void sched_unload_all(struct rq *rq)
+{
+	uint32_t me = this_cpu()->index;
+	uint64_t m = rq->loaded;
+	rq->loaded = 0;
+	for (int id = 0; m; id++, m >>= 1)    /* no libgcc: no ctz */
+		if (m & 1) {
+			rq->as_ready[id] = 0;
+			hartmask_clear(&tasks[id].hart_mask, me);
+		}
 }
 
 /* Runs on the new thread's stack right after switch_context (and first
@@ -266,27 +277,26 @@ void sched_switch(void)
 	switch_to(rq, prev, next);
 }
 
-/* Needs mk_lock; irqs off; next is T_BLOCKED and about to be made runnable
- * by the caller without being queued. Whether the IPC fast path may
- * switch to next on this hart at once: its affinity allows this hart and
- * no hart is still on its stack (it blocked elsewhere and that hart has
- * not switched away yet). While next is T_BLOCKED under mk_lock nobody
- * can put a hart on it, so on_cpu 0 seen here stays 0 until our switch_to.
- * On refusal the caller wakes it normally, and sched_wake defers the
- * queueing to the hart leaving it. */
-int sched_can_direct(struct thread *next)
-{
-	if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE) != ONCPU_OFF)
-		return 0;
-	return next->affinity < 0 || next->affinity == (int)this_cpu()->index;
-}
-
 /* Needs: irqs off, no lock held; the current thread is blocked and
  * sched_can_direct(next) said yes under mk_lock. Switch to next here. */
 void sched_direct(struct thread *next)
 {
 	struct rq *rq = this_rq();
 	switch_to(rq, rq->cur, next);
+}
+
+/* On next's stack (sched_resume_on, after sched_handoff); irqs off. What
+ * sched_finish_switch does after a switch, for a prev blocked in IPC (not
+ * dead: only the thread itself ends itself), then next back to user (its
+ * tf.sstatus is the one its last return to user wrote: blocked in a
+ * system call, it has been in user mode). */
+void sched_handoff_done(struct thread *prev, struct thread *next)
+{
+	if (__atomic_exchange_n(&prev->on_cpu, ONCPU_OFF, __ATOMIC_ACQ_REL) == ONCPU_REQUEUE)
+		enqueue(prev);
+	if (next->killed)
+		thread_exit();
+	user_return(next->uf);
 }
 
 /* Needs: irqs off, no lock held; next came from a run queue or passed
@@ -360,16 +370,14 @@ void sched_idle_loop(void)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		uint64_t sw = rq->switches;
 		sched_switch();      /* own queue, else steal */
-		if (rq->switches == sw) {
-			/* Poll a little before sleeping: waking a hart from wfi
-			 * costs an IPI round through the firmware, which is most
-			 * of a cross-hart IPC when the partner answers quickly. */
-			uint64_t until = arch_time_now() + IDLE_POLL_TICKS;
-			while (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0 && arch_time_now() < until)
-				cpu_relax();
-			if (__atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0)
-				arch_wait_for_interrupt();   /* returns on a pending interrupt even with SIE off */
-		}
+		/* Sleep at once, no polling. No wakeup is lost: SIE is off
+		 * from the look at the queues to here, so an IPI sent by an
+		 * enqueue that saw rq->idle stays pending (sie.SSIE is on) and
+		 * wfi returns at once; an enqueue that came before our fence
+		 * is seen by the look. The tick keeps running here: it is this
+		 * hart's quiescent state for RCU (rcu.c). */
+		if (rq->switches == sw && __atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0)
+			arch_wait_for_interrupt();   /* returns on a pending interrupt even with SIE off */
 		irq_enable();   /* take the interrupt that woke us */
 	}
 }

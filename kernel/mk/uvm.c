@@ -441,8 +441,10 @@ int uvm_as_create(struct task *t)
 {
 	hartmask_clear_all(&t->hart_mask);
 	/* Every hart fences before it first runs t (icache_gen 1 below). */
-	for (uint32_t i = 0; i < harts_max; i++)
+	for (uint32_t i = 0; i < harts_max; i++) {
 		uharts[i].icache_seen[t->id] = 0;
+		rqs[i].as_ready[t->id] = 0;     /* no hart has activated this incarnation */
+	}
 	int err = mm_as_init(&t->as, uarch, uproto, &uvm_platform, uarch->user_lo,
 			     uarch->user_last, t);
 	if (err)
@@ -450,6 +452,9 @@ int uvm_as_create(struct task *t)
 	mm_as_share_kernel(&t->as, &kernel_as);
 	t->as.flush_locked = (boot_config.ablate & ABLATE_LATEFLUSH) != 0;
 	t->asid = asid_alloc();
+	/* The root and the ASID stay until uvm_as_destroy: compose satp once,
+	 * not at every switch to t. */
+	t->satp = arch_user_satp(&t->as, uarch->levels, t->asid);
 	t->icache_gen = 1;    /* every hart fences before it first runs t */
 	t->as_live = 1;
 	return 0;
@@ -466,6 +471,7 @@ void uvm_as_destroy(struct task *t)
 	mm_as_destroy(&t->as);
 	asid_free(t->asid);
 	t->asid = 0;
+	t->satp = 0;
 }
 
 /* Instruction fetch coherence. Code reaches a user page by data stores
@@ -492,9 +498,11 @@ void uvm_icache_sync(struct task *t)
 /* Before this hart runs t (its bit in t's hart_mask already set): flush
  * t's ASID here if it was reused, or t's address space was flushed, since
  * this hart last flushed it (a hart with t unloaded gets no remote
- * flushes), and fence.i if t's code changed since this hart
- * last synchronised with it. Needs: interrupts off. */
-void uvm_asid_activate(struct task *t)
+ * flushes), and fence.i if t's code changed since this hart last
+ * synchronised with it. Needs: interrupts off. Returns the key of the
+ * state this hart is now synchronised with: icache_gen + tlb_gen (both
+ * only grow, so the sum moves on when either does; rq->as_ready). */
+uint32_t uvm_asid_activate(struct task *t)
 {
 	uint32_t me = this_cpu()->index;
 	uint32_t ig = __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE);
@@ -502,21 +510,17 @@ void uvm_asid_activate(struct task *t)
 		arch_icache_sync();
 		uharts[me].icache_seen[t->id] = ig;
 	}
+	uint32_t tg = __atomic_load_n(&t->tlb_gen, __ATOMIC_SEQ_CST);
 	uint16_t a = t->asid;
 	if (!asid_bits || !a)
-		return;
+		return ig + tg;
 	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
-	uint32_t tg = __atomic_load_n(&t->tlb_gen, __ATOMIC_SEQ_CST);
 	if (uharts[me].seen_gen[a] != g || uharts[me].tlb_seen[t->id] != tg) {
 		arch_tlb_flush_asid(a);
 		uharts[me].seen_gen[a] = g;
 		uharts[me].tlb_seen[t->id] = tg;
 	}
-}
-
-uint64_t uvm_satp(struct task *t)
-{
-	return arch_user_satp(&t->as, uarch->levels, t->asid);
+	return ig + tg;
 }
 
 /* A fault found va already resolved (another hart won the race): the
