@@ -25,31 +25,34 @@ int mm_lock(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t end)
  * flush claims a slot while it still holds its locks, publishes the range,
  * drops the locks, flushes, releases the unmapped frames and only then
  * frees the slot. A transaction whose range overlaps a published one
- * waits, after it has its own locks, until that flush is done: so it never
- * sees a page whose old translation some hart may still use (a cleared
- * dirty bit with a stale writable entry, a free page still reachable).
- * Overlapping ranges always share a PT-page lock, which orders the
- * publication before the waiter's check; a transaction filling a slot
- * (state 1) holds its locks, so it cannot overlap the waiter. */
+ * finds it once it has its own locks, drops them, waits until that flush
+ * is done and locks again: so it never sees a page whose old translation
+ * some hart may still use (a cleared dirty bit with a stale writable
+ * entry, a free page still reachable), and it never holds a PT-page lock
+ * while it waits (a neighbour in the same table goes on). Overlapping
+ * ranges always share a PT-page lock, which orders the publication before
+ * the check; a transaction filling a slot (state 1) holds its locks, so it
+ * cannot overlap the checker. */
 static bool late_overlaps(const struct mm_flush_slot *s, uint64_t lo, uint64_t hi)
 {
 	return __atomic_load_n(&s->lo, __ATOMIC_RELAXED) <= hi &&
 	       lo <= __atomic_load_n(&s->hi, __ATOMIC_RELAXED);
 }
 
-/* Needs: c's locks held. Returns once no published late flush overlaps
- * c's range. */
-static void late_wait(struct mm_cursor *c)
+/* Needs: c's locks held. A published late flush overlapping c's range,
+ * or NULL. */
+static struct mm_flush_slot *late_find(struct mm_cursor *c)
 {
 	struct mm_as *as = c->as;
 	if (!__atomic_load_n(&as->nr_late, __ATOMIC_ACQUIRE))
-		return;
+		return 0;
 	for (unsigned i = 0; i < MM_FLUSH_SLOTS; i++) {
 		struct mm_flush_slot *s = &as->late[i];
-		while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2 &&
-		       late_overlaps(s, c->start, c->last))
-			as->plat->relax();
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2 &&
+		    late_overlaps(s, c->start, c->last))
+			return s;
 	}
+	return 0;
 }
 
 /* Needs: c's locks held, a flush pending. A slot now holding c's flush
@@ -83,23 +86,32 @@ static void late_done(struct mm_as *as, int i)
 
 int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t last)
 {
-	c->as = as;
-	c->start = start;
-	c->last = last;
-	c->cover = 0;
-	c->nr_rlocked = 0;
-	c->flush = false;
-	c->nr_rel = 0;
-	c->dead = 0;
-	c->nr_resv = 0;
-	c->nr_charged = 0;
-	mm_pool_refill(as->plat, pool_target(as->arch));
-	int err = as->proto->lock(c);
-	if (err)
+	for (;;) {
+		c->as = as;
+		c->start = start;
+		c->last = last;
+		c->cover = 0;
+		c->nr_rlocked = 0;
+		c->flush = false;
+		c->nr_rel = 0;
+		c->dead = 0;
+		c->nr_resv = 0;
+		c->nr_charged = 0;
+		mm_pool_refill(as->plat, pool_target(as->arch));
+		int err = as->proto->lock(c);
+		if (err) {
+			mm_resv_return(c);
+			return err;
+		}
+		struct mm_flush_slot *s = late_find(c);
+		if (!s)
+			return MM_OK;
+		/* A flush over our range is in flight: wait for it unlocked. */
+		as->proto->unlock(c);
 		mm_resv_return(c);
-	else
-		late_wait(c);
-	return err;
+		while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2 && late_overlaps(s, start, last))
+			as->plat->relax();
+	}
 }
 
 void mm_cursor_flush_range(struct mm_cursor *c, uint64_t lo, uint64_t hi)
