@@ -3,7 +3,7 @@
  *   mmbench [--bench mmap|mmap-pf|pf|unmap-virt|unmap|all]
  *           [--arch A] [--mm PROTOCOL|linux] [--threads N]
  *           [--ops N] [--seed N] [--overlap low|high] [--lock queue|tas]
- *           [--fault-frame before|inside]
+ *           [--fault-frame before|inside] [--flush late|locked]
  * --mm names a locking protocol of the CortenMM core (adv, rw, any other
  * mm_proto_by_name knows), which then runs on the host platform; --mm linux
  * runs the same workloads on the host kernel's own mmap, munmap and page
@@ -33,8 +33,10 @@
  * One JSON line per run:
  * --lock picks the PT-page locks the core runs with (host_lock_select;
  * default queue); --fault-frame inside takes and zeroes a fault's frame
- * under the page's lock instead of before it (default before).
- * {"bench","contention","threads","mm","paging","lock","fault_frame","ops","ns_per_op",
+ * under the page's lock instead of before it (default before); --flush
+ * locked makes commits flush before they drop their locks
+ * (mm_as.flush_locked) instead of after (default late).
+ * {"bench","contention","threads","mm","paging","lock","fault_frame","flush","ops","ns_per_op",
  *  "ops_per_sec","instret_per_op"} (instret_per_op is null on the host);
  * on stderr, the page-table memory the core used. */
 #ifndef _GNU_SOURCE
@@ -78,6 +80,7 @@ static int pin_cpu[HOST_MAX_THREADS]; /* CPU of thread i, when pinned */
 static bool pinned;
 static const char *lock_name = "queue";
 static bool frame_inside;         /* --fault-frame inside: take the frame under the lock */
+static bool flush_locked;         /* --flush locked: mm_as.flush_locked */
 
 /* the run in progress */
 static struct mm_as as;
@@ -469,6 +472,7 @@ static void run(enum bench b)
 		if (!must(mm_as_init(&as, A, P, &host_plat, A->user_lo, A->user_last, NULL),
 			  "as_init", 0))
 			exit(1);
+		as.flush_locked = flush_locked;
 		setup(b);
 	}
 	pthread_barrier_init(&start, NULL, (unsigned)nthreads + 1);
@@ -510,10 +514,11 @@ static void run(enum bench b)
 	double ops_per_sec = ns ? (double)counted * 1e9 / (double)ns : 0;
 	double ns_per_op = ops_per_sec ? 1e9 * nthreads / ops_per_sec : 0;
 	printf("{\"bench\":\"%s\",\"contention\":\"%s\",\"threads\":%d,\"mm\":\"%s\",\"paging\":\"%s\","
-	       "\"lock\":\"%s\",\"fault_frame\":\"%s\",\"ops\":%ld,\"ns_per_op\":%.1f,\"ops_per_sec\":%.1f,\"instret_per_op\":null}\n",
+	       "\"lock\":\"%s\",\"fault_frame\":\"%s\",\"flush\":\"%s\",\"ops\":%ld,\"ns_per_op\":%.1f,\"ops_per_sec\":%.1f,\"instret_per_op\":null}\n",
 	       names[b], high ? "high" : "low", nthreads, P ? P->name : "linux",
 	       P ? A->name : host_machine(), P ? lock_name : "linux",
-	       frame_inside ? "inside" : "before", counted, ns_per_op, ops_per_sec);
+	       frame_inside ? "inside" : "before", flush_locked ? "locked" : "late", counted,
+	       ns_per_op, ops_per_sec);
 	fflush(stdout);
 
 	if (P) {
@@ -563,7 +568,7 @@ static void usage(void)
 	fprintf(stderr, "usage: mmbench [--bench mmap|mmap-pf|pf|unmap-virt|unmap|all] "
 			"[--arch %s] [--mm PROTOCOL|linux] [--threads N] [--ops N] "
 			"[--seed N] [--overlap low|high] [--lock queue|tas]\n"
-			"               [--fault-frame before|inside]\n"
+			"               [--fault-frame before|inside] [--flush late|locked]\n"
 			"       mmbench --list-arch\n"
 			"  PROTOCOL: a locking protocol of the core (adv, rw, ...)\n", mm_arch_names());
 	exit(2);
@@ -596,6 +601,8 @@ int main(int argc, char **argv)
 			lock_name = v;
 		else if (!strcmp(o, "--fault-frame") && (!strcmp(v, "before") || !strcmp(v, "inside")))
 			frame_inside = !strcmp(v, "inside");
+		else if (!strcmp(o, "--flush") && (!strcmp(v, "late") || !strcmp(v, "locked")))
+			flush_locked = !strcmp(v, "locked");
 		else
 			usage();
 	}
