@@ -704,10 +704,12 @@ out:
 	return counters_back(&before, why);
 }
 
-/* mm_tlb_targets: flushes of an address space go only to harts that have
- * it loaded now. A thread of ours spinning on another hart adds that hart;
- * once it has exited (its hart went idle on the kernel's address space)
- * only ours is left. */
+/* mm_tlb_targets: flushes of an address space go only to harts that may
+ * have it loaded. A thread of ours spinning on another hart adds that
+ * hart; once that hart has gone idle on the kernel's address space after
+ * the thread exited, only ours is left. The hart may first run a thread
+ * of another task (one an earlier test left to die): our bit goes when it
+ * next idles, so the wait is bounded by time (10 s), not by a count. */
 static volatile int tt_state;    /* 0 starting, 1 spinning, 2 told to stop */
 
 static void tt_spin(void *unused)
@@ -732,7 +734,7 @@ int mm_tlb_targets(char *why)
 	long both = dbg(DBG_AS_HARTS, 0, 0);
 	__atomic_store_n(&tt_state, 2, __ATOMIC_RELEASE);
 	long after = both;
-	for (int i = 0; i < 2000 && after >= 2; i++) {
+	for (uint64_t until = rdtime() + 100000000; after >= 2 && rdtime() < until;) {   /* 10 s */
 		sys_yield();
 		after = dbg(DBG_AS_HARTS, 0, 0);
 	}
