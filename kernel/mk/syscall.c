@@ -358,9 +358,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		/* Kernel tests expect the kernel address space, as at boot. */
 		int counts[2];
 		unsigned long fl = irq_save();
-		struct rq *rq = this_rq();
-		arch_as_switch(boot_config.kernel_satp);
-		rq->cur_satp = boot_config.kernel_satp;
+		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
 		irq_restore(fl);
 		counts[1] = ktest_run_each(buf, &counts[0]);
 		/* Back to our address space the scheduler's way, on whichever

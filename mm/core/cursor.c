@@ -128,19 +128,24 @@ void mm_cursor_flush_range(struct mm_cursor *c, uint64_t lo, uint64_t hi)
 		c->flush_hi = hi;
 }
 
-/* Flush what is pending, then hand the batched data pages back. Locks are
- * still held (see platform.h on tlb_flush). */
+/* Hand the batched data pages back (after their flush). */
+static void release_frames(struct mm_cursor *c)
+{
+	for (unsigned i = 0; i < c->nr_rel; i++)
+		c->as->plat->frame_release(c->rel_pa[i], c->rel_level[i]);
+	c->nr_rel = 0;
+}
+
+/* Flush what is pending, then hand the batched data pages back. With or
+ * without the cursor's locks (see platform.h on tlb_flush). */
 static void flush_now(struct mm_cursor *c)
 {
-	const struct mm_platform *p = c->as->plat;
 	if (c->flush) {
 		uint64_t end = c->flush_hi + 1; /* 0 only for the very top page */
-		p->tlb_flush(c->as, c->flush_lo, end);
+		c->as->plat->tlb_flush(c->as, c->flush_lo, end);
 		c->flush = false;
 	}
-	for (unsigned i = 0; i < c->nr_rel; i++)
-		p->frame_release(c->rel_pa[i], c->rel_level[i]);
-	c->nr_rel = 0;
+	release_frames(c);
 }
 
 void mm_flush(struct mm_cursor *c)
@@ -183,9 +188,7 @@ static void commit(struct mm_cursor *c, bool *empty_cover)
 #else
 		/* Seeded bug (tests/model, tlb-mutant-early-release): the unmapped
 		 * frames go back before any hart has flushed them. */
-		for (unsigned i = 0; i < c->nr_rel; i++)
-			as->plat->frame_release(c->rel_pa[i], c->rel_level[i]);
-		c->nr_rel = 0;
+		release_frames(c);
 		flush_now(c);
 #endif
 		late_done(as, late);

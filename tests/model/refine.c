@@ -239,11 +239,9 @@ int main(int argc, char **argv)
 	if (mm_arch_list_requested(argc, argv))
 		return 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-			arch = argv[++i];
-		else if (!strcmp(argv[i], "--mm") && i + 1 < argc)
-			proto = argv[++i];
-		else if (!strcmp(argv[i], "--depth") && i + 1 < argc)
+		if (arg_arch_mm(argc, argv, &i, &arch, &proto))
+			continue;
+		if (!strcmp(argv[i], "--depth") && i + 1 < argc)
 			depth = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--mutate"))
 			mutate = 1;

@@ -557,11 +557,9 @@ int main(int argc, char **argv)
 	if (mm_arch_list_requested(argc, argv))
 		return 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-			arch = argv[++i];
-		else if (!strcmp(argv[i], "--mm") && i + 1 < argc)
-			proto = argv[++i];
-		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+		if (arg_arch_mm(argc, argv, &i, &arch, &proto))
+			continue;
+		if (!strcmp(argv[i], "--steps") && i + 1 < argc)
 			steps = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed ^= strtoull(argv[++i], NULL, 0) * 0x2545f4914f6cdd1dull;
