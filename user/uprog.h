@@ -108,4 +108,7 @@ int u_va_reuse(char *why);
 int u_va_harts(char *why);
 int u_va_steal(char *why);
 
+/* IPC without the global kernel lock (ipc_lock_tests.c). */
+int u_ipc_no_mk_lock(char *why);
+
 #endif

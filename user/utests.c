@@ -817,6 +817,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "u_ipc_cross_hart", t_ipc_cross_hart },
 	{ "u_ipc_fast_words", t_ipc_fast_words },
 	{ "u_ipc_priority", t_ipc_priority },
+	{ "u_ipc_no_mk_lock", u_ipc_no_mk_lock },
 	{ "u_ipc_badge_and_cap", t_ipc_badge_and_cap },
 	{ "u_reply_without_caller", t_reply_without_caller },
 	{ "u_reply_cap", t_reply_cap },

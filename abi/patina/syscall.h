@@ -79,6 +79,8 @@ enum patina_dbg {
 	DBG_MMINFO,            /* () -> paging levels | mm mode (0 adv, 1 rw, 2 vma) << 8 */
 	DBG_HARTID,            /* (hart) -> the hart id of logical hart `hart` (0..harts online - 1) */
 	DBG_AS_HARTS,          /* () -> harts with the caller's address space loaded now (TLB-shootdown targets) */
+	DBG_HOLD_MKLOCK,       /* (us <= 1000000, long *counter) hold mk_lock, interrupts off, for us
+	                        * microseconds -> how far *counter moved meanwhile (needs R_WRITE) */
 };
 
 /* Kernel resource counters, to check that nothing leaks. */

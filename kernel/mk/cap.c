@@ -9,7 +9,10 @@
  * is (so dead threads never pin pool slots).
  * Everything here needs mk_lock. The slot fields a lookup reads are also
  * written under the owner's cspace_lock (install, delete), so a lookup
- * may run under that lock alone (region transactions, region.c). */
+ * may run under that lock alone (region transactions, region.c); and
+ * inside a write section of the slot's sequence count (slot_write_*),
+ * so IPC may read an endpoint cap with no lock at all (ipc.c
+ * ep_cap_lock). */
 #include "mk.h"
 #include "kernel.h"
 #include "kstring.h"
@@ -109,14 +112,32 @@ static void cap_put_obj(struct cap *c)
 	}
 }
 
+/* Needs owner's cspace_lock. Open and close a write of slot c: its
+ * sequence count is odd in between, and a lock-free reader that saw it
+ * odd or changed reads again. */
+static uint32_t *slot_write_begin(struct task *owner, const struct cap *c)
+{
+	uint32_t *sq = &owner->cseq[c - owner->cspace];
+	__atomic_store_n(sq, *sq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);   /* odd before the fields change */
+	return sq;
+}
+
+static void slot_write_end(uint32_t *sq)
+{
+	__atomic_store_n(sq, *sq + 1, __ATOMIC_RELEASE);
+}
+
 /* Fill empty slot dst from proto (which must already hold its object
  * reference), as a child of parent (NULL: a root). */
 void cap_install(struct cap *dst, const struct cap *proto, struct cap *parent)
 {
 	struct task *owner = dst->owner;
 	spin_lock(&owner->cspace_lock);
+	uint32_t *sq = slot_write_begin(owner, dst);
 	*dst = *proto;
 	dst->owner = owner;
+	slot_write_end(sq);
 	spin_unlock(&owner->cspace_lock);
 	dst->child = NULL;
 	dst->parent = parent;
@@ -190,14 +211,18 @@ void cap_delete(struct cap *c)
 	}
 	c->child = NULL;
 	unlink(c);
-	if (c->type == CAP_ENDPOINT)
-		ipc_ep_cap_gone(c);
 	struct cap copy = *c;
 	struct task *owner = c->owner;
 	spin_lock(&owner->cspace_lock);
+	uint32_t *sq = slot_write_begin(owner, c);
 	memset(c, 0, sizeof *c);
 	c->owner = owner;
+	slot_write_end(sq);
 	spin_unlock(&owner->cspace_lock);
+	/* After the slot is empty: an IPC that read the cap before takes the
+	 * endpoint lock before this does, and is then found waiting here. */
+	if (copy.type == CAP_ENDPOINT)
+		ipc_ep_cap_gone(&copy, c - owner->cspace);
 	ncaps--;
 	cap_put_obj(&copy);
 }

@@ -156,7 +156,8 @@ int fault_to_pager(struct uframe *uf)
 	me->in_fault = 1;
 	me->fault_result = -E_DEAD;
 	me->fault_reply[0] = FAULT_KILL;
-	ipc_fault_call(me, e, badge, w);    /* drops mk_lock; back once answered, failed or killed */
+	spin_unlock(&mk_lock);
+	ipc_fault_call(me, e, badge, w);    /* back once answered, failed or killed */
 	spin_lock(&mk_lock);
 	me->in_fault = 0;
 	long r = me->fault_result;

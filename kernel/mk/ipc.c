@@ -9,9 +9,18 @@
  * partner's affinity and priority allow it (sched_can_direct). The common
  * cases of that never get here: ipc_fast.c takes them first.
  *
- * All queue state is under mk_lock. Results for a thread that was blocked
- * are written into its saved registers by whoever completes it (for a
- * thread blocked in a page-fault call, into its fault_result/fault_reply).
+ * Locking (mk.h): each endpoint has its own lock (ep_lock), which guards
+ * its queues and every IPC wait through it: a thread in B_SEND, B_RECV
+ * or B_REPLY has th->ep set to the endpoint it waits through, and its
+ * state, block, ep and result registers change only under that lock.
+ * IPC finds the endpoint with no lock (ep_cap_lock) and takes mk_lock
+ * only when a cap may move (a transfer or receive slot is given) or for
+ * reply caps, which are installed in and deleted from CSpaces. A reply
+ * names the call it answers by (thread, call_seq): call_seq grows for
+ * ever, so a reply for a call that ended (killed, failed) finds nothing.
+ * Results for a thread that was blocked are written into its saved
+ * registers by whoever completes it (for a thread blocked in a page-fault
+ * call, into its fault_result/fault_reply).
  *
  * An endpoint counts the caps with R_RECV that name it (recv_caps). When
  * the last one goes nobody can ever receive there again: every queued
@@ -34,21 +43,29 @@ unsigned long eps_live(void)
 
 /* Needs mk_lock. A new endpoint with one reference, charged to `charge`
  * (its endpoint quota counts live endpoints plus what it carved for its
- * children). NULL when the quota or the pool is exhausted. */
+ * children). NULL when the quota or the pool is exhausted. The fields are
+ * set under the endpoint's lock: a stale reader of the old one may still
+ * take it (ipc.c header). */
 struct endpoint *ep_alloc(struct task *charge)
 {
 	if (charge->eps_used >= charge->ep_quota)
 		return NULL;
-	for (int i = 0; i < MAX_ENDPOINTS; i++)
-		if (!eps[i].refs) {
-			memset(&eps[i], 0, sizeof eps[i]);
-			eps[i].refs = 1;
-			eps[i].id = i;
-			eps[i].charged = charge;
-			eps[i].charged_gen = charge->gen;
-			charge->eps_used++;
-			return &eps[i];
-		}
+	for (int i = 0; i < MAX_ENDPOINTS; i++) {
+		struct endpoint *e = &eps[i];
+		if (e->refs)
+			continue;
+		ep_lock(e);
+		e->senders = e->senders_tail = NULL;
+		e->receivers = e->receivers_tail = NULL;
+		__atomic_store_n(&e->recv_caps, 0, __ATOMIC_RELAXED);
+		e->refs = 1;
+		e->id = i;
+		e->charged = charge;
+		e->charged_gen = charge->gen;
+		ep_unlock(e);
+		charge->eps_used++;
+		return e;
+	}
 	return NULL;
 }
 
@@ -62,6 +79,7 @@ static void set_result(struct thread *th, long a0)
 		th->uf->tf.regs[10] = (uint64_t)a0;
 }
 
+/* Needs th's endpoint locked; th waits there and is no longer queued. */
 static void wake(struct thread *th)
 {
 	th->block = B_NONE;
@@ -108,20 +126,29 @@ static void q_remove(struct thread **h, struct thread **t, struct thread *th)
 		}
 }
 
+/* Needs e locked. Every thread queued on e (senders, and receivers too
+ * when all) fails with `err`. */
+static void fail_queued(struct endpoint *e, long err, int all)
+{
+	struct thread *th;
+	while ((th = q_pop(&e->senders, &e->senders_tail))) {
+		set_result(th, err);
+		wake(th);
+	}
+	while (all && (th = q_pop(&e->receivers, &e->receivers_tail))) {
+		set_result(th, err);
+		wake(th);
+	}
+}
+
 /* Needs mk_lock. Drop a reference; at zero every waiter fails E_DEAD. */
 void ep_put(struct endpoint *e)
 {
 	if (--e->refs > 0)
 		return;
-	struct thread *th;
-	while ((th = q_pop(&e->senders, &e->senders_tail))) {
-		set_result(th, -E_DEAD);
-		wake(th);
-	}
-	while ((th = q_pop(&e->receivers, &e->receivers_tail))) {
-		set_result(th, -E_DEAD);
-		wake(th);
-	}
+	ep_lock(e);
+	fail_queued(e, -E_DEAD, 1);
+	ep_unlock(e);
 	if (e->charged && e->charged->state != TASK_FREE && e->charged->gen == e->charged_gen)
 		e->charged->eps_used--;
 	e->charged = NULL;
@@ -141,22 +168,24 @@ void ep_recharge(struct task *from, struct task *to)
 	}
 }
 
-/* Needs mk_lock. Endpoint cap c was just installed in a CSpace. */
+/* Needs mk_lock. Endpoint cap c was just installed in a CSpace (maybe by
+ * an IPC transfer, under another endpoint's lock: so no lock here). */
 void ipc_ep_cap_added(const struct cap *c)
 {
 	if (c->rights & R_RECV)
-		c->o.ep->recv_caps++;
+		__atomic_add_fetch(&c->o.ep->recv_caps, 1, __ATOMIC_RELAXED);
 }
 
-/* Needs mk_lock. Endpoint cap c is being deleted: a thread of its task
- * blocked sending or receiving through that very slot loses the authority
- * it waited with, so its wait fails with E_PERM now (revoke takes effect at
+/* Needs mk_lock; c is a copy of the endpoint cap just deleted from `slot`
+ * of c->owner (the slot is already empty). A thread of that task blocked
+ * sending or receiving through that very slot loses the authority it
+ * waited with, so its wait fails with E_PERM now (revoke takes effect at
  * once, not at some later delivery). If it was the last cap that could
  * receive there, every queued sender fails with E_DEAD. */
-void ipc_ep_cap_gone(const struct cap *c)
+void ipc_ep_cap_gone(const struct cap *c, long slot)
 {
 	struct endpoint *e = c->o.ep;
-	long slot = c - c->owner->cspace;
+	ep_lock(e);
 	struct thread *q[2] = { e->senders, e->receivers };
 	for (int k = 0; k < 2; k++)
 		for (struct thread *th = q[k], *n; th; th = n) {
@@ -170,53 +199,73 @@ void ipc_ep_cap_gone(const struct cap *c)
 			set_result(th, -E_PERM);
 			wake(th);
 		}
-	if ((c->rights & R_RECV) && --e->recv_caps == 0) {
-		struct thread *th;
-		while ((th = q_pop(&e->senders, &e->senders_tail))) {
-			set_result(th, -E_DEAD);
-			wake(th);
-		}
-	}
+	if ((c->rights & R_RECV) && __atomic_sub_fetch(&e->recv_caps, 1, __ATOMIC_RELAXED) == 0)
+		fail_queued(e, -E_DEAD, 0);
+	ep_unlock(e);
 }
 
-/* Needs mk_lock. Take th out of whatever IPC or wait it is part of: queues,
- * a server's pending reply to it, callers waiting on its reply. */
-void ipc_cancel(struct thread *th)
+/* Needs irqs off, no endpoint lock held. Lock the endpoint thread c waits
+ * through if c still waits for the reply to call `seq`: returns it
+ * locked, else NULL. c->ep stays the same for the whole wait of one call,
+ * so one look suffices. */
+static struct endpoint *reply_lock(struct thread *c, uint64_t seq)
 {
-	if (th->state == T_BLOCKED && th->block == B_SEND && th->ep)
-		q_remove(&th->ep->senders, &th->ep->senders_tail, th);
-	if (th->state == T_BLOCKED && th->block == B_RECV && th->ep)
-		q_remove(&th->ep->receivers, &th->ep->receivers_tail, th);
-	if (th->state == T_BLOCKED && th->block == B_WAIT && th->wait_task) {
-		struct thread **pp = &th->wait_task->waiters;
-		while (*pp && *pp != th)
-			pp = &(*pp)->rq_next;
-		if (*pp)
-			*pp = th->rq_next;
-	}
-	th->reply_saved = 0;
-	if (th->block == B_REPLY) {
-		for (int i = 0; i < MAX_THREADS; i++)
-			if (threads[i].caller == th)
-				threads[i].caller = NULL;
-	}
-	if (th->caller) {
-		struct thread *c = th->caller;
-		th->caller = NULL;
-		if (c->state == T_BLOCKED && c->block == B_REPLY) {
-			set_result(c, -E_DEAD);
-			wake(c);
-		}
-	}
-	th->ep = NULL;
-	th->wait_task = NULL;
-	if (th->state == T_BLOCKED)
-		th->block = B_NONE;
+	struct endpoint *e = __atomic_load_n(&c->ep, __ATOMIC_ACQUIRE);
+	if (!e)
+		return NULL;
+	ep_lock(e);
+	if (c->ep == e && c->block == B_REPLY && c->call_seq == seq)
+		return e;
+	ep_unlock(e);
+	return NULL;
 }
 
-/* Needs mk_lock. Move the message (and cap) of sender s into receiver r's
- * registers. The cap is re-checked now: the sender's slot may have changed
- * while it waited; a bad one is silently not sent. */
+/* Needs mk_lock, th->killed set (and ordered before this: see
+ * ipc_block). End th's IPC wait, if it has one: out of its queue, made
+ * runnable (it exits on its way back to user). th->ep may change under
+ * us (a partner completes the wait first, which is fine too); it cannot
+ * start a new wait, so this ends. */
+void ipc_kill_wait(struct thread *th)
+{
+	for (;;) {
+		struct endpoint *e = __atomic_load_n(&th->ep, __ATOMIC_ACQUIRE);
+		if (!e)
+			return;
+		ep_lock(e);
+		if (th->ep == e) {
+			if (th->block == B_SEND)
+				q_remove(&e->senders, &e->senders_tail, th);
+			else if (th->block == B_RECV)
+				q_remove(&e->receivers, &e->receivers_tail, th);
+			wake(th);
+			ep_unlock(e);
+			return;
+		}
+		ep_unlock(e);
+	}
+}
+
+/* Needs mk_lock; me is exiting (running, in no wait). The call it was
+ * answering, if any, fails with E_DEAD instead of waiting for ever. */
+void ipc_cancel(struct thread *me)
+{
+	struct thread *c = me->caller;
+	me->caller = NULL;
+	me->reply_saved = 0;
+	struct endpoint *e = c ? reply_lock(c, me->caller_seq) : NULL;
+	if (e) {
+		set_result(c, -E_DEAD);
+		wake(c);
+		ep_unlock(e);
+	}
+}
+
+/* Needs the endpoint locked, and mk_lock when the sender names a cap to
+ * transfer and the receiver a slot for it (whichever of the two is
+ * running then asked for it, so holds it). Move the message (and cap) of
+ * sender s into receiver r's registers. The cap is re-checked now: the
+ * sender's slot may have changed while it waited; a bad one is silently
+ * not sent. */
 static void deliver(struct thread *s, struct thread *r)
 {
 	struct trap_frame *tf = &r->uf->tf;
@@ -239,14 +288,22 @@ static void deliver(struct thread *s, struct thread *r)
 	}
 }
 
-/* Needs mk_lock; the thread about to block sets up the rest. Blocks the
- * current thread and either switches straight to `partner` (direct switch)
- * or wakes it normally. Drops mk_lock. irqs are off. When both sides are
- * in IPC system calls (kernel continuation: return to user) the switch is
- * a handoff to the partner's user-return path, and does not return. */
-static void block_and_run(struct thread *me, struct thread *partner)
+/* Drop the endpoint lock, and mk_lock when this IPC took it. */
+static void unlock_all(struct endpoint *e, int tree)
 {
-	me->state = T_BLOCKED;
+	ep_unlock(e);
+	if (tree)
+		spin_unlock(&mk_lock);
+}
+
+/* Needs e locked (and mk_lock when tree); irqs off; me already waits
+ * (ipc_block). Either switches straight to `partner` (direct switch) or
+ * wakes it normally, then gives up the hart. Drops the locks. When both
+ * sides are in IPC system calls (kernel continuation: return to user) the
+ * switch is a handoff to the partner's user-return path, and does not
+ * return. */
+static void block_and_run(struct thread *me, struct endpoint *e, struct thread *partner, int tree)
+{
 	struct rq *rq = this_rq();
 	if (partner && sched_can_direct(rq, partner)) {
 		partner->block = B_NONE;
@@ -254,83 +311,94 @@ static void block_and_run(struct thread *me, struct thread *partner)
 		if (ipc_user_resumable(me) && ipc_user_resumable(partner)) {
 			sched_handoff(rq, me, partner);
 			sched_activate(partner);
-			spin_unlock(&mk_lock);
+			unlock_all(e, tree);
 			sched_resume_on(me, partner, partner->uf);
 		}
 		partner->state = T_RUNNABLE;
-		spin_unlock(&mk_lock);
+		unlock_all(e, tree);
 		sched_direct(partner);
 		return;
 	}
 	if (partner)
 		wake(partner);
-	spin_unlock(&mk_lock);
+	unlock_all(e, tree);
 	sched_block();
 }
 
-static long do_send(struct thread *me, struct endpoint *e, int call)
+/* Needs e locked (and mk_lock when tree); irqs off. Send or call on e.
+ * Drops the locks; the result is in me's registers. */
+static long do_send(struct thread *me, struct endpoint *e, int call, int tree)
 {
-	if (call)
-		me->call_seq++;      /* a new call: reply caps for older ones are dead */
-	if (!e->recv_caps) {
+	if (!__atomic_load_n(&e->recv_caps, __ATOMIC_RELAXED)) {
 		/* Nobody can ever receive here: fail now rather than wait forever. */
 		set_result(me, -E_DEAD);
-		spin_unlock(&mk_lock);
+		unlock_all(e, tree);
 		return RET_KEEP;
 	}
-	struct thread *r = q_pop(&e->receivers, &e->receivers_tail);
-	if (r) {
+	struct thread *r = e->receivers;
+	if (r && !call) {
+		q_pop(&e->receivers, &e->receivers_tail);
 		deliver(me, r);
-		if (call) {
-			r->caller = me;
-			me->block = B_REPLY;
-			block_and_run(me, r);
-		} else {
-			wake(r);
-			spin_unlock(&mk_lock);
-			set_result(me, 0);
-		}
+		wake(r);
+		unlock_all(e, tree);
+		set_result(me, 0);
 		return RET_KEEP;
 	}
-	me->block = B_SEND;
-	me->ep = e;
+	if (ipc_block(me, e, r ? B_REPLY : B_SEND)) {
+		set_result(me, -E_DEAD);
+		unlock_all(e, tree);
+		return RET_KEEP;
+	}
+	if (call)
+		me->call_seq++;      /* a new call: replies for older ones find nothing */
+	if (r) {
+		q_pop(&e->receivers, &e->receivers_tail);
+		deliver(me, r);
+		r->caller = me;
+		r->caller_seq = me->call_seq;
+		block_and_run(me, e, r, tree);
+		return RET_KEEP;
+	}
 	me->is_call = call;
-	me->state = T_BLOCKED;
 	q_push(&e->senders, &e->senders_tail, me);
 	set_result(me, -E_DEAD);     /* overwritten when a receiver takes it */
-	spin_unlock(&mk_lock);
+	unlock_all(e, tree);
 	sched_block();
 	return RET_KEEP;
 }
 
-static long do_recv(struct thread *me, struct endpoint *e)
+/* Needs e locked (and mk_lock when tree); irqs off. Receive on e. Drops
+ * the locks. */
+static long do_recv(struct thread *me, struct endpoint *e, int tree)
 {
 	struct thread *s = q_pop(&e->senders, &e->senders_tail);
 	if (s) {
 		deliver(s, me);
 		if (s->is_call) {
 			me->caller = s;
-			s->block = B_REPLY;
-			s->ep = NULL;
+			me->caller_seq = s->call_seq;
+			s->block = B_REPLY;          /* still waits through e */
 		} else {
 			set_result(s, 0);
 			wake(s);
 		}
-		spin_unlock(&mk_lock);
+		unlock_all(e, tree);
 		return RET_KEEP;
 	}
-	me->block = B_RECV;
-	me->ep = e;
-	me->state = T_BLOCKED;
+	if (ipc_block(me, e, B_RECV)) {
+		unlock_all(e, tree);
+		return -E_DEAD;
+	}
 	q_push(&e->receivers, &e->receivers_tail, me);
 	set_result(me, -E_DEAD);
-	spin_unlock(&mk_lock);
+	unlock_all(e, tree);
 	sched_block();
 	return RET_KEEP;
 }
 
-/* Needs mk_lock; c blocked in B_REPLY. Its call returns 0 with words w
- * (a1..a4) and no cap or badge (a5, a6 zero). Does not wake c. */
+/* Needs c's endpoint locked (reply_lock); c waits for our reply. Its
+ * call returns 0 with words w (a1..a4) and no cap or badge (a5, a6
+ * zero). Does not wake c. */
 static void set_reply(struct thread *c, const uint64_t *w)
 {
 	if (c->in_fault) {
@@ -347,40 +415,35 @@ static void set_reply(struct thread *c, const uint64_t *w)
 	tf->regs[16] = 0;
 }
 
-/* Needs mk_lock. Answer me->caller with words w; returns the caller to run
- * (not yet woken) or NULL. */
-static struct thread *do_reply(struct thread *me, const uint64_t *w)
+/* Needs irqs off, no endpoint lock held. Answer me->caller with words w
+ * and wake it: 0, or -E_NOENT when no call waits for our answer. */
+static long do_reply(struct thread *me, const uint64_t *w)
 {
 	struct thread *c = me->caller;
 	me->caller = NULL;
-	if (!c || c->state != T_BLOCKED || c->block != B_REPLY)
-		return NULL;
+	struct endpoint *e = c ? reply_lock(c, me->caller_seq) : NULL;
+	if (!e)
+		return -E_NOENT;
 	set_reply(c, w);
-	return c;
-}
-
-/* Needs mk_lock. The caller a reply cap answers, if that exact call is
- * still waiting for it: same thread incarnation (gen), same call (seq),
- * saved and blocked for the reply. NULL otherwise. */
-static struct thread *reply_target(const struct cap *rc)
-{
-	struct thread *c = rc->o.thread;
-	if (c->gen != rc->gen || c->call_seq != rc->seq || !c->reply_saved ||
-	    c->state != T_BLOCKED || c->block != B_REPLY)
-		return NULL;
-	return c;
+	wake(c);
+	ep_unlock(e);
+	return 0;
 }
 
 /* Needs mk_lock. Reply cap rc is gone unused: the call it was saved for
  * fails with E_DEAD instead of waiting forever. */
 void ipc_reply_dropped(const struct cap *rc)
 {
-	struct thread *c = reply_target(rc);
-	if (c) {
+	struct thread *c = rc->o.thread;
+	struct endpoint *e = c->gen == rc->gen ? reply_lock(c, rc->seq) : NULL;
+	if (!e)
+		return;
+	if (c->reply_saved) {
 		c->reply_saved = 0;
 		set_result(c, -E_DEAD);
 		wake(c);
 	}
+	ep_unlock(e);
 }
 
 /* Needs mk_lock. SYS_REPLY_SAVE and SYS_REPLY_CAP. */
@@ -389,37 +452,45 @@ static long reply_cap_op(struct thread *me, long nr, long slot, const uint64_t *
 	int err = 0;
 	if (nr == SYS_REPLY_SAVE) {
 		struct cap *d = cap_slot_free(me->task, slot, &err);
-		struct thread *c = me->caller;
 		if (!d)
 			return err;
-		if (!c || c->state != T_BLOCKED || c->block != B_REPLY)
+		struct thread *c = me->caller;
+		struct endpoint *e = c ? reply_lock(c, me->caller_seq) : NULL;
+		if (!e)
 			return -E_NOENT;
 		struct cap nc = { .type = CAP_REPLY, .rights = R_SEND, .o.thread = c,
 				  .gen = c->gen, .seq = c->call_seq };
 		cap_install(d, &nc, NULL);
 		c->reply_saved = 1;
 		me->caller = NULL;
+		ep_unlock(e);
 		return 0;
 	}
 	struct cap *rc = cap_lookup(me->task, slot, CAP_REPLY, 0, &err);
 	if (!rc)
 		return err;
-	struct thread *c = reply_target(rc);
-	if (c) {
-		c->reply_saved = 0;
-		set_reply(c, w);
-		wake(c);
+	struct thread *c = rc->o.thread;
+	struct endpoint *e = c->gen == rc->gen ? reply_lock(c, rc->seq) : NULL;
+	int done = 0;
+	if (e) {
+		if (c->reply_saved) {
+			c->reply_saved = 0;
+			set_reply(c, w);
+			wake(c);
+			done = 1;
+		}
+		ep_unlock(e);
 	}
 	cap_delete(rc);      /* one shot */
-	return c ? 0 : -E_DEAD;
+	return done ? 0 : -E_DEAD;
 }
 
-/* Needs mk_lock, irqs off; me->in_fault set. The page-fault call of
- * fault.c: a call on e with words w and the badge of the fault endpoint's
- * cap, through no slot of any CSpace (ep_slot -1: deleting caps of the
- * client does not fail it). Drops mk_lock; returns with irqs off once the
- * call was answered, failed or the thread was killed; the outcome is in
- * me->fault_result / fault_reply. */
+/* Needs irqs off, no lock held; me->in_fault set; the caller holds a
+ * reference on e. The page-fault call of fault.c: a call on e with words
+ * w and the badge of the fault endpoint's cap, through no slot of any
+ * CSpace (ep_slot -1: deleting caps of the client does not fail it).
+ * Returns with irqs off once the call was answered, failed or the thread
+ * was killed; the outcome is in me->fault_result / fault_reply. */
 long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w)
 {
 	for (int i = 0; i < IPC_WORDS; i++)
@@ -427,7 +498,54 @@ long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const
 	me->badge = badge;
 	me->xfer_slot = SLOT_NONE;
 	me->ep_slot = -1;
-	return do_send(me, e, 1);
+	ep_lock(e);
+	return do_send(me, e, 1, 0);
+}
+
+/* Needs irqs off. The endpoint named by t's cap in slot, locked, if that
+ * cap is an endpoint cap with `need` rights; its badge and rights in
+ * *badge, *rights. Else NULL with *err. No lock is needed to read the
+ * slot: its sequence count (cap.c slot_write_*) is even and the same
+ * before and after the read, and still the same once the endpoint is
+ * locked. A cap deleted after that point is deleted after this IPC:
+ * ipc_ep_cap_gone, which comes after the slot changed, takes the
+ * endpoint lock after us and finds whatever wait we leave there. */
+static struct endpoint *ep_cap_lock(struct task *t, long slot, unsigned need, uint64_t *badge,
+				    unsigned *rights, int *err)
+{
+	if (slot < 0 || slot >= CSPACE_SLOTS) {
+		*err = -E_BADCAP;
+		return NULL;
+	}
+	const uint32_t *sq = &t->cseq[slot];
+	const struct cap *c = &t->cspace[slot];
+	for (;;) {
+		uint32_t s = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
+		int type = c->type;
+		unsigned r = c->rights;
+		uint64_t b = c->badge;
+		struct endpoint *e = c->o.ep;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if ((s & 1) || __atomic_load_n(sq, __ATOMIC_RELAXED) != s) {
+			cpu_relax();
+			continue;
+		}
+		if (type != CAP_ENDPOINT) {
+			*err = -E_BADCAP;
+			return NULL;
+		}
+		if ((r & need) != need) {
+			*err = -E_PERM;
+			return NULL;
+		}
+		ep_lock(e);
+		if (__atomic_load_n(sq, __ATOMIC_RELAXED) == s) {
+			*badge = b;
+			*rights = r;
+			return e;
+		}
+		ep_unlock(e);
+	}
 }
 
 long sys_ipc(struct uframe *uf, long nr)
@@ -442,87 +560,96 @@ long sys_ipc(struct uframe *uf, long nr)
 	long extra = (long)tf->regs[15];
 	int err = 0;
 
-	irq_disable();
-	spin_lock(&mk_lock);
 	/* Killed while it ran (a kill then only sets the flag): it must not
 	 * block now, as nobody would wake it and its task could never finish
-	 * dying. It exits on its way back to user (thread_exit cancels any
-	 * IPC it is part of). Checked under mk_lock, which a kill takes. */
-	if (me->killed) {
-		spin_unlock(&mk_lock);
-		irq_enable();
+	 * dying. It exits on its way back to user (thread_exit ends any IPC
+	 * it is part of). A kill after this look is seen by ipc_block. */
+	if (__atomic_load_n(&me->killed, __ATOMIC_RELAXED))
 		return -E_DEAD;
-	}
+	irq_disable();
 	if (nr == SYS_REPLY_SAVE || nr == SYS_REPLY_CAP) {
+		spin_lock(&mk_lock);
 		long r = reply_cap_op(me, nr, slot, w);
 		spin_unlock(&mk_lock);
 		irq_enable();
 		return r;
 	}
 	if (nr == SYS_REPLY) {
-		struct thread *c = do_reply(me, w);
-		if (c)
-			wake(c);
-		spin_unlock(&mk_lock);
+		long r = do_reply(me, w);
 		irq_enable();
-		return c ? 0 : -E_NOENT;
+		return r;
 	}
-	unsigned need = (nr == SYS_RECV || nr == SYS_REPLY_RECV) ? R_RECV : R_SEND;
-	struct cap *ec = cap_lookup(t, slot, CAP_ENDPOINT, need, &err);
-	if (ec && (nr == SYS_CALL || nr == SYS_SEND) && extra != SLOT_NONE) {
+	int send = nr == SYS_CALL || nr == SYS_SEND;
+	unsigned need = send ? R_SEND : R_RECV;
+	/* A cap may move (transfer or receive slot): the derivation tree's
+	 * lock, taken before the endpoint's. */
+	int tree = extra != SLOT_NONE;
+	if (tree)
+		spin_lock(&mk_lock);
+	uint64_t badge;
+	unsigned rights;
+	struct endpoint *e = ep_cap_lock(t, slot, need, &badge, &rights, &err);
+	if (e && send && tree) {
 		/* Decode the transfer now so a bad one fails the call. */
 		struct cap *xc;
-		if (!(ec->rights & R_GRANT))
-			err = -E_PERM, ec = NULL;
+		if (!(rights & R_GRANT))
+			err = -E_PERM;
 		else if (!(xc = cap_lookup(t, extra, 0, 0, &err)))
-			ec = NULL;
+			;
 		else if (!cap_transferable(xc))
-			err = -E_PERM, ec = NULL;
+			err = -E_PERM;
 	}
-	if (ec && (nr == SYS_RECV || nr == SYS_REPLY_RECV) && extra != SLOT_NONE) {
-		if (extra < 0 || extra >= CSPACE_SLOTS)
-			err = -E_BADCAP, ec = NULL;
-	}
-	if (!ec) {
-		spin_unlock(&mk_lock);
+	if (e && !send && tree && (extra < 0 || extra >= CSPACE_SLOTS))
+		err = -E_BADCAP;
+	if (!e || err) {
+		if (e)
+			ep_unlock(e);
+		if (tree)
+			spin_unlock(&mk_lock);
 		irq_enable();
 		return err;
 	}
-	struct endpoint *e = ec->o.ep;
 	me->ep_slot = slot;
 	long r;
-	switch (nr) {
-	case SYS_CALL:
-	case SYS_SEND:
+	if (send) {
 		for (int i = 0; i < IPC_WORDS; i++)
 			me->msg[i] = w[i];
-		me->badge = ec->badge;
+		me->badge = badge;
 		me->xfer_slot = extra;
-		r = do_send(me, e, nr == SYS_CALL);
-		break;
-	case SYS_RECV:
+		r = do_send(me, e, nr == SYS_CALL, tree);
+	} else if (nr == SYS_RECV) {
 		me->recv_slot = extra;
-		r = do_recv(me, e);
-		break;
-	default: { /* SYS_REPLY_RECV */
-		struct thread *c = do_reply(me, w);
+		r = do_recv(me, e, tree);
+	} else {
+		/* SYS_REPLY_RECV. The caller waits through e (it called this
+		 * endpoint): answer it and, when nobody else waits to send, wait
+		 * on e and run it right here (direct switch). Otherwise answer
+		 * it under its own endpoint's lock first. */
+		struct thread *c = me->caller;
 		me->recv_slot = extra;
-		struct thread *s = e->senders;
-		if (c && !s && sched_can_direct(this_rq(), c)) {
-			/* Direct switch: wait on e and run the caller right here. */
-			me->block = B_RECV;
-			me->ep = e;
-			q_push(&e->receivers, &e->receivers_tail, me);
-			set_result(me, -E_DEAD);
-			block_and_run(me, c);
-			r = RET_KEEP;
-			break;
-		}
-		if (c)
+		if (c && c->ep == e && c->block == B_REPLY && c->call_seq == me->caller_seq) {
+			me->caller = NULL;
+			set_reply(c, w);
+			if (!e->senders && sched_can_direct(this_rq(), c) && !ipc_block(me, e, B_RECV)) {
+				q_push(&e->receivers, &e->receivers_tail, me);
+				set_result(me, -E_DEAD);
+				block_and_run(me, e, c, tree);
+				irq_enable();
+				return RET_KEEP;
+			}
 			wake(c);
-		r = do_recv(me, e);
-		break;
-	}
+		} else if (c) {
+			ep_unlock(e);
+			do_reply(me, w);
+			e = ep_cap_lock(t, slot, need, &badge, &rights, &err);
+			if (!e) {
+				if (tree)
+					spin_unlock(&mk_lock);
+				irq_enable();
+				return err;
+			}
+		}
+		r = do_recv(me, e, tree);
 	}
 	irq_enable();
 	return r;

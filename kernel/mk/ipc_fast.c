@@ -18,10 +18,11 @@
  *     of a higher level).
  * Everything else (cap transfers, queued senders, saved reply caps,
  * page-fault calls, partners on other harts, killed threads, errors) goes
- * the slow way. The checks and the state change happen under mk_lock, the
- * lock the slow path and every cap operation take, so a cap deleted or
+ * the slow way. Locking is the slow path's (ipc.c): the endpoint cap is
+ * read with no lock under its slot's sequence count, and the checks and
+ * the state change happen under the endpoint's lock, so a cap deleted or
  * revoked on another hart is either seen deleted here or deleted after
- * this call completed, as in the slow path.
+ * this call completed, as in the slow path. No global lock is taken.
  *
  * The words go straight from our saved registers to the partner's; we
  * block (state as the slow path leaves it) and the handoff (sched_handoff,
@@ -32,9 +33,10 @@
 /* user_vector (arch-riscv/uentry.S) loads the partner's frame pointer. */
 _Static_assert(offsetof(struct thread, uf) == 184, "THREAD_UF in uentry.S");
 
-/* Needs mk_lock. The receiver p takes our words and the badge of cap c;
- * we wait for its reply. As deliver() + the call half of do_send(). */
-static void fast_call(struct thread *me, struct endpoint *e, const struct cap *c, struct thread *p)
+/* Needs e locked; we already wait (ipc_block). The receiver p takes our
+ * words and the badge; we wait for its reply. As deliver() + the call
+ * half of do_send(). */
+static void fast_call(struct thread *me, struct endpoint *e, uint64_t badge, struct thread *p)
 {
 	struct trap_frame *from = &me->uf->tf, *to = &p->uf->tf;
 	e->receivers = p->rq_next;
@@ -43,18 +45,18 @@ static void fast_call(struct thread *me, struct endpoint *e, const struct cap *c
 	p->rq_next = NULL;
 	for (int i = 0; i < IPC_WORDS; i++)
 		to->regs[11 + i] = from->regs[11 + i];
-	to->regs[15] = c->badge;
+	to->regs[15] = badge;
 	to->regs[16] = 0;
 	to->regs[10] = 0;
-	me->call_seq++;      /* a new call: reply caps for older ones are dead */
+	uint64_t seq = ++me->call_seq;      /* a new call: replies for older ones find nothing */
 	me->ep_slot = (long)from->regs[10];
 	p->caller = me;
-	me->block = B_REPLY;
+	p->caller_seq = seq;
 }
 
-/* Needs mk_lock. Our caller p gets our words as its reply; we wait on e
- * (its receiver queue is ours to join: no sender is queued). As
- * do_reply() + the waiting half of do_recv(). */
+/* Needs e locked; we already wait (ipc_block). Our caller p, waiting
+ * through e, gets our words as its reply; we join e's receiver queue (no
+ * sender is queued). As do_reply() + the waiting half of do_recv(). */
 static void fast_reply_recv(struct thread *me, struct endpoint *e, struct thread *p)
 {
 	struct trap_frame *from = &me->uf->tf, *to = &p->uf->tf;
@@ -66,8 +68,6 @@ static void fast_reply_recv(struct thread *me, struct endpoint *e, struct thread
 	me->caller = NULL;
 	me->recv_slot = (long)from->regs[15];
 	me->ep_slot = (long)from->regs[10];
-	me->block = B_RECV;
-	me->ep = e;
 	me->rq_next = NULL;
 	if (e->receivers_tail)
 		e->receivers_tail->rq_next = me;
@@ -81,10 +81,10 @@ static void fast_reply_recv(struct thread *me, struct endpoint *e, struct thread
  * an ecall, uf its saved registers. Returns { NULL, NULL }, with nothing
  * changed, when the call is not one the fast path takes. Otherwise
  * completes it, makes the partner current (its address space in effect),
- * drops mk_lock and returns { caller, partner }: user_vector then goes on
- * with sched_resume_on, still on nothing but the caller's frame. A leaf
- * function on purpose (no frame, no saved registers): everything that
- * would need a call falls back to the slow path. */
+ * drops the endpoint lock and returns { caller, partner }: user_vector
+ * then goes on with sched_resume_on, still on nothing but the caller's
+ * frame. A leaf function on purpose (no frame, no saved registers):
+ * everything that would need a call falls back to the slow path. */
 struct ipc_handoff ipc_fastpath(struct uframe *uf)
 {
 	struct ipc_handoff h = { NULL, NULL };
@@ -105,28 +105,37 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 		return h;
 	struct rq *rq = this_rq();
 	struct thread *me = rq->cur;
-	const struct cap *c = &me->task->cspace[slot];
-	spin_lock(&mk_lock);
-	if (me->killed || c->type != CAP_ENDPOINT)
-		goto slow;
+	struct task *t = me->task;
+	/* The cap, read with no lock (ipc.c ep_cap_lock). */
+	const uint32_t *sq = &t->cseq[slot];
+	const struct cap *c = &t->cspace[slot];
+	uint32_t s = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
+	unsigned type = c->type, rights = c->rights;
+	uint64_t badge = c->badge;
 	struct endpoint *e = c->o.ep;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if ((s & 1) || type != CAP_ENDPOINT || __atomic_load_n(sq, __ATOMIC_RELAXED) != s)
+		return h;
+	ep_lock(e);
+	if (__atomic_load_n(sq, __ATOMIC_RELAXED) != s)
+		goto slow;
 	struct thread *p;
 	if (nr == SYS_CALL) {
 		p = e->receivers;
-		if (!(c->rights & R_SEND) || !e->recv_caps || !p || !ipc_user_resumable(p) ||
-		    !sched_can_direct(rq, p) || !sched_as_ready(rq, p->task))
+		if (!(rights & R_SEND) || !__atomic_load_n(&e->recv_caps, __ATOMIC_RELAXED) || !p ||
+		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) || !sched_as_ready(rq, p->task) ||
+		    ipc_block(me, e, B_REPLY))
 			goto slow;
-		fast_call(me, e, c, p);
+		fast_call(me, e, badge, p);
 	} else {
 		p = me->caller;
-		if (!(c->rights & R_RECV) || e->senders || !p || p->state != T_BLOCKED ||
-		    p->block != B_REPLY || !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
-		    !sched_as_ready(rq, p->task))
+		if (!(rights & R_RECV) || e->senders || !p || p->ep != e || p->block != B_REPLY ||
+		    p->call_seq != me->caller_seq || !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
+		    !sched_as_ready(rq, p->task) || ipc_block(me, e, B_RECV))
 			goto slow;
 		fast_reply_recv(me, e, p);
 	}
 	tf->sepc += 4;
-	me->state = T_BLOCKED;
 	p->block = B_NONE;
 	p->ep = NULL;
 	sched_handoff(rq, me, p);
@@ -135,6 +144,6 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 	h.prev = me;
 	h.next = p;
 slow:
-	spin_unlock(&mk_lock);
+	ep_unlock(e);
 	return h;
 }

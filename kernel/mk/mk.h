@@ -1,13 +1,26 @@
 /* The microkernel's objects: threads, tasks, endpoints, capabilities, and
  * the per-hart scheduler state. (Owner: microkernel.)
  *
- * Locking, in acquisition order:
- *   mk_lock   one spinlock (irqsave) over every CSpace, the derivation tree,
- *             object reference counts, endpoint queues, thread and task
- *             state changes. Short sections only; never held while user code
- *             runs, while an mm cursor is held, or across a context switch.
+ * Locking, in acquisition order (a lock is only taken while every lock
+ * held comes earlier in this list):
+ *   auth      the revoke barrier (authority.c), read side per hart.
+ *   mk_lock   one spinlock (irqsave) over the derivation tree (cap install,
+ *             copy, mint, delete, revoke, transfer), object reference
+ *             counts and quotas, task and thread lifecycle (create, start,
+ *             kill, exit, reap), task waits and fault-endpoint settings.
+ *             Off the IPC paths: an IPC takes it only when a cap may move
+ *             (a transfer slot or a receive slot is given) or for reply
+ *             caps. Never held while user code runs, while an mm cursor is
+ *             held, or across a context switch.
+ *   endpoint  per endpoint (ep_lock): its queues and the IPC waits through
+ *             it. One at a time: never two endpoint locks together.
+ *   cspace    per task: the slot fields a lookup reads (cap_install and
+ *             cap_delete write them under it, bumping the slot's cseq).
  *   rq->lock  per-hart run queue.
- * An mm cursor (address-space transaction) is never taken under mk_lock.
+ * An mm cursor (address-space transaction) is never taken under mk_lock
+ * or an endpoint lock. IPC reads endpoint caps with no lock at all
+ * (ep_cap_lock: a sequence count per slot, checked again under the
+ * endpoint lock).
  */
 #ifndef KERNEL_MK_H
 #define KERNEL_MK_H
@@ -50,7 +63,10 @@ struct uframe {
 };
 
 enum tstate { T_FREE, T_RUNNABLE, T_RUNNING, T_BLOCKED, T_DEAD };
-enum tblock { B_NONE, B_SEND, B_RECV, B_REPLY, B_WAIT };
+/* Why a T_BLOCKED thread waits. B_SEND, B_RECV and B_REPLY are IPC waits,
+ * owned by the endpoint th->ep (see ipc.c); B_WAIT (task wait) and B_BORN
+ * (allocated, not started yet) are owned by mk_lock. */
+enum tblock { B_NONE, B_SEND, B_RECV, B_REPLY, B_WAIT, B_BORN };
 
 struct task;
 struct endpoint;
@@ -70,22 +86,27 @@ struct thread {
 	int id;
 	uint32_t gen;               /* bumped at each allocation: caps name (thread, gen) */
 	uint32_t task_gen;          /* gen of task when allocated (thread-quota refund) */
-	uint64_t call_seq;          /* bumped at each call it makes: reply caps name (thread, gen, seq) */
+	uint64_t call_seq;          /* bumped at each call it makes, never reset (not even when the slot
+	                             * is reused): (thread, call_seq) names one call for ever */
 	struct task *task;          /* NULL: kernel thread */
 	struct thread *rq_next;     /* run queue / endpoint queue link */
 	struct uframe *uf;          /* user registers (top of kstack) */
 	uint8_t *kstack;
 	void (*kfn)(void *);        /* kernel threads: body */
 	void *karg;
-	/* IPC */
-	struct endpoint *ep;        /* queue it waits on */
+	/* IPC. ep is not NULL exactly while the thread is in an IPC wait
+	 * (B_SEND, B_RECV, B_REPLY) through that endpoint, whose lock guards
+	 * the wait: its state, block, ep, queue link and result registers
+	 * change only under it. */
+	struct endpoint *ep;
 	uint64_t msg[IPC_WORDS];
 	uint64_t badge;             /* badge of the cap it sent through */
 	long ep_slot;               /* blocked in IPC: the endpoint cap slot it used (deleting that cap fails the wait) */
 	long xfer_slot;             /* sender: cap slot to transfer, or -1 */
 	long recv_slot;             /* receiver: slot for an arriving cap */
 	int got_cap;
-	struct thread *caller;      /* receiver: whom to reply to */
+	struct thread *caller;      /* receiver: whom to reply to, the call being caller_seq */
+	uint64_t caller_seq;
 	int is_call;                /* blocked sender expects a reply */
 	int reply_saved;            /* B_REPLY: a reply cap (not a server's caller field) answers it */
 	struct task *wait_task;     /* B_WAIT: the task it waits for */
@@ -144,10 +165,14 @@ struct task {
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
 	struct thread *threads;
 	struct cap cspace[CSPACE_SLOTS];
+	/* Per-slot sequence counts, odd while cap_install or cap_delete writes
+	 * the slot: IPC reads an endpoint cap with no lock (ep_cap_lock). */
+	uint32_t cseq[CSPACE_SLOTS];
 	/* Guards what a lookup reads of a slot (type, rights, range, object):
 	 * cap_install and cap_delete write those under it, so a region
 	 * transaction can decode its caps without mk_lock. A leaf lock: taken
-	 * inside mk_lock, never the other way round. */
+	 * inside mk_lock or an endpoint lock (an IPC transfer installs a
+	 * cap), never the other way round. */
 	spinlock_t cspace_lock;
 	/* Quotas, carved from the parent's at creation (see task.c). Frames:
 	 * data frames charged to us (frames_used) + PT pages and metadata
@@ -168,7 +193,13 @@ struct task {
 	struct task *reap_next;
 };
 
+/* The endpoint lock (ep_lock) guards its queues and every IPC wait
+ * through it (struct thread's ep). refs and charged are mk_lock's;
+ * recv_caps is atomic. A freed endpoint keeps its lock word: a stale
+ * th->ep or a cap read with no lock may still take it, then sees the
+ * change and lets go. */
 struct endpoint {
+	uint32_t lock;              /* test-and-set: held for a few dozen instructions */
 	int refs;                   /* caps naming it; freed at 0 */
 	int id;
 	struct thread *senders, *senders_tail;   /* blocked in send/call */
@@ -182,6 +213,7 @@ struct endpoint {
 struct rq {
 	spinlock_t lock;
 	struct thread *head[NPRIO], *tail[NPRIO];
+	uint32_t levels;            /* bit p: head[p] is not empty (read without the lock) */
 	int len;
 	volatile int idle;          /* hart is (about to be) in wfi */
 	struct thread *cur;
@@ -210,28 +242,27 @@ extern struct rq *rqs;      /* harts_max of them (sched_init_harts) */
 static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
 static inline struct thread *cur_thread(void) { return this_rq()->cur; }
 
-/* Needs mk_lock; irqs off; next is T_BLOCKED and about to be made runnable
- * by the caller without being queued. Whether IPC may switch to next on
+/* Needs the lock of the endpoint next waits through; irqs off; next is
+ * T_BLOCKED and about to be made runnable by the caller without being
+ * queued. Whether IPC may switch to next on
  * this hart at once (the current thread blocks): its affinity allows this
  * hart, no hart is still on its stack (it blocked elsewhere and that hart
  * has not switched away yet), and this hart's queue holds no thread of a
  * higher level (a direct switch to a lower-priority server would run it
- * ahead of them). While next is T_BLOCKED under mk_lock nobody can put a
- * hart on it, so on_cpu 0 seen here stays 0 until we switch to it. The
- * queue is looked at without its lock: a thread queued by another hart a
- * moment later counts as queued after the decision. On refusal the caller
+ * ahead of them). While next waits, under that lock nobody else can wake
+ * it or put a hart on it, so on_cpu 0 seen here stays 0 until we switch
+ * to it. The queue's levels are looked at without its lock: a thread
+ * queued by another hart a moment later counts as queued after the
+ * decision. On refusal the caller
  * wakes next normally (sched_wake defers the queueing to the hart leaving
  * it when one is still on it). */
-static inline int sched_can_direct(struct rq *rq, struct thread *next)
+static inline __attribute__((always_inline)) int sched_can_direct(struct rq *rq, struct thread *next)
 {
 	if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE) != ONCPU_OFF)
 		return 0;
 	if (next->affinity >= 0 && next->affinity != (int)this_cpu()->index)
 		return 0;
-	for (int p = NPRIO - 1; p > next->prio; p--)
-		if (__atomic_load_n(&rq->head[p], __ATOMIC_RELAXED))
-			return 0;
-	return 1;
+	return !(__atomic_load_n(&rq->levels, __ATOMIC_RELAXED) >> (next->prio + 1));
 }
 
 /* --- thread.c --- */
@@ -305,6 +336,7 @@ void cspace_decode_unlock(struct task *t, unsigned long f);
 int task_txn_try_begin(struct task *t);              /* mk_lock NOT held: a transaction on t's AS starts (0), or t is not alive (-E_DEAD) */
 void task_txn_end(struct task *t);                   /* mk_lock NOT held: it ended */
 void task_thread_left(struct thread *th);            /* mk_lock held: dead th is off every hart */
+void task_wait_cancel(struct thread *th);            /* mk_lock held: th blocked in B_WAIT leaves its waiter list */
 void reaper_start(void);
 /* A task's quotas as asked for at spawn (abi QUOTA() unpacked). */
 struct quota { long frames; int threads, eps, tasks; };
@@ -338,14 +370,46 @@ void auth_write_unlock(void);
 int auth_init_harts(void);                          /* boot, before harts start: per-hart reader counts */
 
 /* --- ipc.c --- */
+/* Endpoint lock: test-and-set, interrupts already off (IPC runs with them
+ * off), never two held together. Cheaper than a ticket lock on the IPC
+ * fast path, and held for a few dozen instructions. */
+static inline __attribute__((always_inline)) void ep_lock(struct endpoint *e)
+{
+	while (__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&e->lock, __ATOMIC_RELAXED))
+			cpu_relax();
+}
+static inline __attribute__((always_inline)) void ep_unlock(struct endpoint *e)
+{
+	__atomic_store_n(&e->lock, 0, __ATOMIC_RELEASE);
+}
+/* Needs e locked, me the running thread; b an IPC wait (B_SEND, B_RECV,
+ * B_REPLY). me waits on e from now on: 0. Or me was killed: -E_DEAD with
+ * nothing changed. The exchange orders the wait before the look at
+ * killed, and thread_kill_locked orders killed before its look at ep: one
+ * of the two sees the other, so a killed thread never starts a wait its
+ * killer missed. */
+static inline __attribute__((always_inline)) int ipc_block(struct thread *me, struct endpoint *e, int b)
+{
+	me->block = b;
+	me->ep = e;
+	__atomic_exchange_n(&me->state, T_BLOCKED, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&me->killed, __ATOMIC_RELAXED))
+		return 0;
+	me->state = T_RUNNING;
+	me->ep = NULL;
+	me->block = B_NONE;
+	return -E_DEAD;
+}
 struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */
 void ep_put(struct endpoint *e);                      /* mk_lock held */
-void ipc_cancel(struct thread *th);                   /* mk_lock held */
+void ipc_cancel(struct thread *me);                   /* mk_lock held; me exits: fail the call it was answering */
+void ipc_kill_wait(struct thread *th);                /* mk_lock held, th->killed set: end its IPC wait */
 void ipc_reply_dropped(const struct cap *rc);         /* mk_lock held: a reply cap went away */
 void ep_recharge(struct task *from, struct task *to); /* mk_lock held: endpoints paid by from */
-void ipc_ep_cap_gone(const struct cap *c);            /* mk_lock held: c (in a CSpace) is being deleted */
+void ipc_ep_cap_gone(const struct cap *c, long slot); /* mk_lock held: c, in slot of c->owner, was just deleted */
 void ipc_ep_cap_added(const struct cap *c);           /* mk_lock held: c was just installed */
-long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w); /* mk_lock held, irqs off; drops the lock, returns after the call */
+long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w); /* irqs off, no lock held; returns after the call */
 long sys_ipc(struct uframe *uf, long nr);
 /* From user_vector, irqs off: { NULL, NULL } when not taken, else the
  * threads to hand the hart over between (sched_resume_on). */
@@ -405,15 +469,15 @@ void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__(
  * clears both), set by a sequentially consistent RMW before these reads:
  * a flush either targets this hart or moves tlb_gen where we see it.
  * Relaxed on icache_gen's partner: the acquire orders both. */
-static inline int sched_as_ready(const struct rq *rq, const struct task *t)
+static inline __attribute__((always_inline)) int sched_as_ready(const struct rq *rq, const struct task *t)
 {
 	return t->satp == rq->cur_satp ||
 	       rq->as_ready[t->id] == __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE) +
 				      __atomic_load_n(&t->tlb_gen, __ATOMIC_RELAXED);
 }
 
-/* Needs mk_lock, irqs off, rq this hart's; prev is the current thread,
- * blocked in IPC under mk_lock; next was blocked in an IPC system call
+/* Needs the endpoint lock of next's wait, irqs off, rq this hart's; prev
+ * is the current thread, blocked in IPC (ipc_block); next was blocked in an IPC system call
  * (ipc_user_resumable: its kernel stack holds nothing but its user
  * registers still to be restored), its result is written and
  * sched_can_direct(rq, next) said yes. The scheduler's half of a handoff
@@ -421,7 +485,7 @@ static inline int sched_as_ready(const struct rq *rq, const struct task *t)
  * prev is left so that whoever runs it next returns it to user
  * (thread_trampoline on an empty stack), next becomes this hart's current
  * thread. The caller then puts next's address space in effect, drops
- * mk_lock and calls sched_resume_on(prev, next, next->uf), which moves the
+ * the endpoint lock and calls sched_resume_on(prev, next, next->uf), which moves the
  * hart to next's stack, where sched_handoff_done releases prev as after
  * any switch and returns next to user. */
 static inline __attribute__((always_inline))

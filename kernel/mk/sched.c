@@ -70,6 +70,7 @@ static void rq_push(struct rq *rq, struct thread *th)
 		rq->head[p] = th;
 	rq->tail[p] = th;
 	rq->len++;
+	__atomic_store_n(&rq->levels, rq->levels | 1u << p, __ATOMIC_RELAXED);
 }
 
 /* Needs rq->lock. Remove the first thread at the highest level, down to
@@ -90,6 +91,8 @@ static struct thread *rq_take(struct rq *rq, int thief, int minprio)
 				rq->tail[p] = prev;
 			th->rq_next = NULL;
 			rq->len--;
+			if (!rq->head[p])
+				__atomic_store_n(&rq->levels, rq->levels & ~(1u << p), __ATOMIC_RELAXED);
 			return th;
 		}
 	}
@@ -161,8 +164,8 @@ static void enqueue(struct thread *th)
 		ipi_send((uint32_t)target);
 }
 
-/* Needs: the caller just set th->state = T_RUNNABLE (usually under mk_lock)
- * after it was T_BLOCKED, so no other waker and no direct switch can race
+/* Needs: the caller just set th->state = T_RUNNABLE (under the lock that owns
+ * its wait: an endpoint's or mk_lock) after it was T_BLOCKED, so no other waker and no direct switch can race
  * for it. Make th run again: queue it now if no hart is on its stack;
  * otherwise (it blocked but its hart has not switched away yet) leave that
  * to the hart leaving it: on_cpu ON -> REQUEUE, and sched_finish_switch
@@ -278,7 +281,7 @@ void sched_switch(void)
 }
 
 /* Needs: irqs off, no lock held; the current thread is blocked and
- * sched_can_direct(next) said yes under mk_lock. Switch to next here. */
+ * sched_can_direct(next) said yes under the endpoint lock. Switch to next here. */
 void sched_direct(struct thread *next)
 {
 	struct rq *rq = this_rq();
@@ -338,7 +341,7 @@ void sched_yield(void)
 }
 
 /* Needs: irqs off, no lock held; the current thread is T_BLOCKED (set
- * under mk_lock, which the caller dropped). It may already have been
+ * under the lock that owns its wait, which the caller dropped). It may already have been
  * woken again; sched_switch handles that. */
 void sched_block(void)
 {

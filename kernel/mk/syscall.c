@@ -16,13 +16,14 @@
 #define A(i) (uf->tf.regs[10 + (i)])
 
 /* Does t hold, in slot, a cap of this type with these rights? 0 or the
- * lookup error. */
+ * lookup error. A lookup only: t's CSpace lock, not mk_lock (console
+ * output and debug queries never wait for cap or lifecycle work). */
 static int has_cap(struct task *t, long slot, int type, unsigned rights)
 {
 	int err = 0;
-	unsigned long f = spin_lock_irqsave(&mk_lock);
+	unsigned long f = spin_lock_irqsave(&t->cspace_lock);
 	cap_lookup(t, slot, type, rights, &err);
-	spin_unlock_irqrestore(&mk_lock, f);
+	spin_unlock_irqrestore(&t->cspace_lock, f);
 	return err;
 }
 
@@ -345,7 +346,8 @@ static long sys_task_region(struct task *t, long slot, long dst)
  * kernel tests or commands R_WRITE. */
 static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t b)
 {
-	int err = has_cap(t, kslot, CAP_KERNEL, op == DBG_KTEST || op == DBG_KCMD ? R_WRITE : R_READ);
+	int write = op == DBG_KTEST || op == DBG_KCMD || op == DBG_HOLD_MKLOCK;
+	int err = has_cap(t, kslot, CAP_KERNEL, write ? R_WRITE : R_READ);
 	if (err)
 		return err;
 	unsigned long f;
@@ -408,6 +410,22 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		return (long)uaccess_faults_fixed;
 	case DBG_HARTID:
 		return a < __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE) ? (long)cpus[a].hartid : -E_INVAL;
+	case DBG_HOLD_MKLOCK: {
+		/* Shows what does not wait for mk_lock: whatever moves *b while
+		 * this hart holds it (interrupts off) got there without it. */
+		long c0, c1;
+		if (a > 1000000)
+			return -E_INVAL;
+		if (copy_from_user(&c0, b, sizeof c0))
+			return -E_FAULT;
+		f = spin_lock_irqsave(&mk_lock);
+		uint64_t end = time_after_us(a);
+		while ((int64_t)(arch_time_now() - end) < 0)
+			cpu_relax();
+		int e = copy_from_user(&c1, b, sizeof c1);
+		spin_unlock_irqrestore(&mk_lock, f);
+		return e ? -E_FAULT : c1 - c0;
+	}
 	case DBG_AS_HARTS: {
 		long n = 0;
 		for (uint32_t i = 0; i < ncpus; i++)

@@ -267,6 +267,18 @@ static void reap_sleep_until_ready(struct task *t)
 	}
 }
 
+/* Needs mk_lock; th is blocked in B_WAIT (SYS_TASK_WAIT). Take it off
+ * the waiter list of the task it waits for; the caller wakes it. */
+void task_wait_cancel(struct thread *th)
+{
+	struct thread **pp = &th->wait_task->waiters;
+	while (*pp && *pp != th)
+		pp = &(*pp)->rq_next;
+	if (*pp)
+		*pp = th->rq_next;
+	th->wait_task = NULL;
+}
+
 /* Tear one task down. Needs: mk_lock NOT held; every thread of t is dead. */
 static void reap(struct task *t)
 {

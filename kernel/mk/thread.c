@@ -32,11 +32,13 @@ struct thread *thread_alloc(struct task *t, int *err)
 		if (th->state != T_FREE || th->on_cpu)
 			continue;
 		uint32_t gen = th->gen + 1;
+		uint64_t seq = th->call_seq;    /* calls of every incarnation differ */
 		memset(th, 0, sizeof *th);
 		th->gen = gen;
+		th->call_seq = seq;
 		th->id = i;
 		th->state = T_BLOCKED;
-		th->block = B_NONE;
+		th->block = B_BORN;
 		th->prio = PRIO_DEFAULT;
 		th->affinity = -1;
 		th->last_cpu = -1;
@@ -79,8 +81,9 @@ void thread_put(struct thread *th)
 int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg)
 {
 	unsigned long f = spin_lock_irqsave(&mk_lock);
-	int ok = th->state == T_BLOCKED && !th->killed;
+	int ok = th->state == T_BLOCKED && th->block == B_BORN && !th->killed;
 	if (ok) {
+		th->block = B_NONE;
 		th->uf->tf.sepc = pc;
 		th->uf->tf.regs[2] = sp;
 		th->uf->tf.regs[10] = arg;
@@ -97,6 +100,7 @@ struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity)
 	int err;
 	struct thread *th = thread_alloc(NULL, &err);
 	if (th) {
+		th->block = B_NONE;
 		th->kfn = fn;
 		th->karg = arg;
 		th->affinity = affinity;
@@ -123,18 +127,26 @@ void thread_first_run(struct kctx *prev)
 
 /* Needs mk_lock. Mark th to die: a blocked thread dies now; a running or
  * runnable one dies at its next return to user (the hart running it gets
- * an IPI so that happens soon). */
+ * an IPI so that happens soon). Waits owned by mk_lock (task wait, not
+ * started yet) are ended here; an IPC wait under its endpoint's lock
+ * (ipc_kill_wait). killed is ordered before the look at the wait: a
+ * thread about to start an IPC wait sees it (ipc_block). */
 void thread_kill_locked(struct thread *th)
 {
 	if (th->state == T_DEAD || th->state == T_FREE)
 		return;
-	th->killed = 1;
-	if (th->state == T_BLOCKED) {
-		ipc_cancel(th);
+	__atomic_store_n(&th->killed, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (th->state == T_BLOCKED && (th->block == B_WAIT || th->block == B_BORN)) {
+		if (th->block == B_WAIT)
+			task_wait_cancel(th);
 		/* Let it run to its own exit so the stack is left cleanly. */
+		th->block = B_NONE;
 		th->state = T_RUNNABLE;
 		sched_wake(th);
+		return;
 	}
+	ipc_kill_wait(th);
 }
 
 /* The current thread ends. Its stack is reused only after the next thread

@@ -1,0 +1,145 @@
+/* IPC without the global kernel lock (names u_ipc_*). Returns 0 or fills
+ * why and returns 1, and leaves no thread or slot behind. */
+#include "ulib.h"
+#include "uprog.h"
+
+#define FAIL(...) do { snprintf(why, 160, __VA_ARGS__); return 1; } while (0)
+#define CHECK(c, ...) do { if (!(c)) FAIL(__VA_ARGS__); } while (0)
+#define HOLD_US 300000
+#define WARM 50
+
+struct nl {
+	long ep;
+	volatile long count;            /* round trips or sends done so far */
+	volatile long stop, done;       /* done: a bit per thread that finished */
+	volatile long held, held_err;
+};
+
+static void nl_server(void *a)
+{
+	struct nl *n = a;
+	uint64_t w[4] = { 0 };
+	struct sysret r = ipc(SYS_RECV, n->ep, w, SLOT_NONE);
+	while (r.a0 == 0 && (uint64_t)r.a1 != ~0ULL) {
+		w[0] = (uint64_t)r.a1 + 1;
+		r = ipc(SYS_REPLY_RECV, n->ep, w, SLOT_NONE);
+	}
+	ipc(SYS_REPLY, 0, w, SLOT_NONE);
+	__atomic_or_fetch(&n->done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void nl_client(void *a)
+{
+	struct nl *n = a;
+	uint64_t w[4] = { 0 };
+	for (uint64_t i = 0; !n->stop; i++) {
+		w[0] = i;
+		struct sysret r = ipc(SYS_CALL, n->ep, w, SLOT_NONE);
+		if (r.a0 || (uint64_t)r.a1 != i + 1)
+			break;
+		n->count++;
+	}
+	w[0] = ~0ULL;
+	ipc(SYS_CALL, n->ep, w, SLOT_NONE);
+	__atomic_or_fetch(&n->done, 2, __ATOMIC_SEQ_CST);
+}
+
+static void nl_sender(void *a)
+{
+	struct nl *n = a;
+	uint64_t w[4] = { 0 };
+	for (uint64_t i = 0; !n->stop; i++) {
+		w[0] = i;
+		if (ipc(SYS_SEND, n->ep, w, SLOT_NONE).a0)
+			break;
+		n->count++;
+	}
+	w[0] = ~0ULL;
+	ipc(SYS_SEND, n->ep, w, SLOT_NONE);
+	__atomic_or_fetch(&n->done, 2, __ATOMIC_SEQ_CST);
+}
+
+static void nl_receiver(void *a)
+{
+	struct nl *n = a;
+	uint64_t w[4] = { 0 };
+	struct sysret r;
+	do
+		r = ipc(SYS_RECV, n->ep, w, SLOT_NONE);
+	while (r.a0 == 0 && (uint64_t)r.a1 != ~0ULL);
+	__atomic_or_fetch(&n->done, 1, __ATOMIC_SEQ_CST);
+}
+
+/* On hart 0: once the pair runs, hold mk_lock for HOLD_US and count what
+ * the pair did meanwhile. */
+static void nl_holder(void *a)
+{
+	struct nl *n = a;
+	while (n->count < WARM && !n->stop)
+		sys_yield();
+	long c = dbg(DBG_HOLD_MKLOCK, HOLD_US, (uint64_t)&n->count);
+	n->held = c < 0 ? 0 : c;
+	n->held_err = c < 0 ? c : 0;
+	__atomic_or_fetch(&n->done, 4, __ATOMIC_SEQ_CST);
+}
+
+/* Run a pair (a and b, pinned to hart 1) and the holder (hart 0); the
+ * count moved during the hold, or -1 with why filled. */
+static long pair_under_hold(char *why, const char *what, void (*a)(void *), void (*b)(void *))
+{
+	static struct nl n;
+	memset((void *)&n, 0, sizeof n);
+	n.ep = slot_alloc();
+	if (ep_create(n.ep)) {
+		snprintf(why, 160, "%s: ep_create", what);
+		slot_release(n.ep);
+		return -1;
+	}
+	void (*fn[3])(void *) = { a, b, nl_holder };
+	long th[3] = { -1, -1, -1 };
+	for (int i = 0; i < 3; i++)
+		th[i] = uthread_start(fn[i], &n, i == 2 ? 0 : 1, 1);
+	uint64_t t0 = rdtime();
+	while (!(n.done & 4) && th[2] >= 0 && rdtime() - t0 < 60ULL * 10000000)
+		sys_yield();
+	n.stop = 1;
+	while (n.done != 7 && rdtime() - t0 < 90ULL * 10000000)
+		sys_yield();
+	long done = n.done, r = n.held;
+	for (int i = 0; i < 3; i++)
+		if (th[i] >= 0)
+			cap_delete(th[i]), slot_release(th[i]);
+	cap_delete(n.ep), slot_release(n.ep);
+	if (th[0] < 0 || th[1] < 0 || th[2] < 0)
+		snprintf(why, 160, "%s: thread start %ld %ld %ld", what, th[0], th[1], th[2]), r = -1;
+	else if (done != 7)
+		snprintf(why, 160, "%s: threads finished %lx of 7 (count %ld)", what, done, n.count), r = -1;
+	else if (n.held_err)
+		snprintf(why, 160, "%s: DBG_HOLD_MKLOCK: %s", what, err_name(n.held_err)), r = -1;
+	return r;
+}
+
+/* While one hart holds mk_lock with interrupts off, a call/reply-and-
+ * receive pair (the fast path), then a send/receive pair (the general
+ * path), pinned to another hart, keep going. With IPC under mk_lock each
+ * pair would stand still for the whole hold. (The pairs run one after the
+ * other: a call/reply pair hands the hart back and forth directly and
+ * would leave a same-level pair on that hart only the timer ticks.) */
+int u_ipc_no_mk_lock(char *why)
+{
+	if (dbg(DBG_NCPUS, 0, 0) < 2) {
+		printf("  (one hart: nothing runs beside the lock holder, not judged)\n");
+		return 0;
+	}
+	long calls = pair_under_hold(why, "call/reply", nl_server, nl_client);
+	if (calls < 0)
+		return 1;
+	long sends = pair_under_hold(why, "send/receive", nl_receiver, nl_sender);
+	if (sends < 0)
+		return 1;
+	printf("  while mk_lock was held %d ms: %ld round trips, %ld sends\n", HOLD_US / 1000,
+	       calls, sends);
+	CHECK(calls >= 5 && sends >= 5, "IPC stood still under mk_lock: %ld round trips, %ld sends",
+	      calls, sends);
+	return 0;
+}
