@@ -53,7 +53,7 @@ int sched_init_harts(void)
 	if (!r || !idle)
 		return -E_NOMEM;
 	for (uint32_t i = 0; i < harts_max; i++)
-		r[i].lock = (spinlock_t)SPINLOCK_INIT;
+		spin_lock_init_class(&r[i].lock, &lock_class_rq);
 	rqs = r;
 	idle_threads = idle;
 	return 0;
@@ -292,6 +292,7 @@ void sched_direct(struct thread *next)
  * system call, it has been in user mode). */
 void sched_handoff_done(struct thread *prev, struct thread *next)
 {
+	lockcheck_assert_none("the IPC hand-over (sched_resume_on)");
 	if (__atomic_exchange_n(&prev->on_cpu, ONCPU_OFF, __ATOMIC_ACQ_REL) == ONCPU_REQUEUE)
 		enqueue(prev);
 	if (next->killed)
@@ -314,6 +315,7 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
 	rq->cur = next;
 	rq->switches++;
 	sched_activate(next);
+	lockcheck_assert_none("switch_context");
 	struct kctx *p = switch_context(&prev->ctx, &next->ctx);
 	sched_finish_switch(p);
 }
