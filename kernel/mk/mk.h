@@ -1,13 +1,23 @@
 /* The microkernel's objects: threads, tasks, endpoints, capabilities, and
  * the per-hart scheduler state. (Owner: microkernel.)
  *
- * Locking, in acquisition order:
- *   mk_lock   one spinlock (irqsave) over every CSpace, the derivation tree,
- *             object reference counts, endpoint queues, thread and task
- *             state changes. Short sections only; never held while user code
- *             runs, while an mm cursor is held, or across a context switch.
- *   rq->lock  per-hart run queue.
- * An mm cursor (address-space transaction) is never taken under mk_lock.
+ * Lock order (the ranks of kernel/lockclass.h, checked with
+ * -Dlock_check=true; a lock is taken only above every lock held):
+ *   10 authority  the revoke barrier (authority.c): writer lock and read side.
+ *      mm cursor  (page-table locks, unchecked) under the barrier's read
+ *                 side; never under mk_lock or anything below.
+ *   20 mk_lock    one spinlock (irqsave) over every CSpace, the derivation
+ *                 tree, object reference counts, endpoint queues, thread and
+ *                 task state changes. Short sections only; never held while
+ *                 user code runs, while an mm cursor is held, or across a
+ *                 context switch.
+ *   30 cspace     task->cspace_lock: the slot fields a lookup reads.
+ *   40 endpoint   a per-endpoint IPC lock (class reserved, unused so far).
+ *   50 thread     a per-thread IPC state lock (class reserved, unused so far).
+ *   60 rq         rq->lock, per-hart run queue; never two at once.
+ *   70 asid, 80 frame_pool, 90 console: leaves outside the microkernel.
+ * No lock is held across switch_context or sched_resume_on (sched.c
+ * asserts it in lock-check builds).
  */
 #ifndef KERNEL_MK_H
 #define KERNEL_MK_H
