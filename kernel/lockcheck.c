@@ -36,11 +36,13 @@ static struct lockcheck_hart *begin(unsigned long *f)
 	return hart();
 }
 
-/* Print what this hart holds, then panic with msg. Checking stops first:
- * the printing takes the console lock. */
+/* Print what this hart holds, then panic with msg. Checking stops first,
+ * and the console goes to its panic mode (bounded wait): this hart may
+ * hold the console lock itself. */
 static void __attribute__((noreturn)) fail(const char *msg)
 {
 	lockcheck_stop();
+	printk_panic_mode();
 	struct lockcheck_hart *h = hart();
 	for (uint32_t i = 0; i < h->n; i++)
 		printk("lockcheck: held %u: \"%s\" (rank %u) %p\n", i, h->held[i].cls->name,

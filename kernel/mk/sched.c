@@ -251,6 +251,7 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next);
  * prev is never in a queue here (its on_cpu is set), so next != prev. */
 void sched_switch(void)
 {
+	lockcheck_assert_none("a context switch");
 	struct rq *rq = this_rq();
 	struct thread *prev = rq->cur;
 	/* Acquire: a REQUEUE written by a waker comes after its state store. */
@@ -281,6 +282,7 @@ void sched_switch(void)
  * sched_can_direct(next) said yes under mk_lock. Switch to next here. */
 void sched_direct(struct thread *next)
 {
+	lockcheck_assert_none("a context switch");
 	struct rq *rq = this_rq();
 	switch_to(rq, rq->cur, next);
 }
@@ -315,7 +317,6 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
 	rq->cur = next;
 	rq->switches++;
 	sched_activate(next);
-	lockcheck_assert_none("switch_context");
 	struct kctx *p = switch_context(&prev->ctx, &next->ctx);
 	sched_finish_switch(p);
 }
