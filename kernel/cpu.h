@@ -8,6 +8,7 @@
 #include "cortenmm/qlock.h"
 #include "hartmask.h"
 #include "arch.h"
+#include "lockcheck.h"
 
 #define KSTACK_SIZE 16384
 
@@ -50,6 +51,9 @@ struct cpu {
 	struct mm_rcu_head *rcu_wait;
 	uint64_t *rcu_snap;       /* harts_max entries (harts.c) */
 	uint32_t rcu_snap_n;
+#ifdef LOCK_CHECK
+	struct lockcheck_hart lockcheck;   /* locks this hart holds (lockcheck.c) */
+#endif
 };
 
 /* One struct cpu per logical hart, harts_max of them (harts.c): until

@@ -4,6 +4,7 @@
 #include "arch.h"
 #include "memlayout.h"
 #include "cpu.h"
+#include "lockcheck.h"
 
 static volatile uint32_t panicking;
 
@@ -49,6 +50,7 @@ static void panic_enter(void)
 		for (;;)
 			arch_wait_for_interrupt();
 	}
+	lockcheck_stop();     /* the report's printing must not trip it again */
 	printk_panic_mode();
 }
 

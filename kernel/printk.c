@@ -4,7 +4,7 @@
 #include "spinlock.h"
 #include "arch.h"
 
-static spinlock_t console_lock = SPINLOCK_INIT;
+static spinlock_t console_lock = SPINLOCK_INIT_CLASS(&lock_class_console);
 static volatile int panic_mode;
 
 void console_write(const char *s, size_t len)

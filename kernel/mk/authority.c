@@ -22,7 +22,7 @@ struct auth_reader {
 };
 static struct auth_reader *readers;    /* harts_max of them, cache-line aligned */
 static volatile int writer;
-static spinlock_t writer_lock = SPINLOCK_INIT;
+static spinlock_t writer_lock = SPINLOCK_INIT_CLASS(&lock_class_authority);
 
 /* Boot, before any other hart starts: one reader count per logical hart
  * (harts_alloc gives whole frames, so the array starts on a cache line).

@@ -1,26 +1,32 @@
 /* The microkernel's objects: threads, tasks, endpoints, capabilities, and
  * the per-hart scheduler state. (Owner: microkernel.)
  *
- * Locking, in acquisition order (a lock is only taken while every lock
- * held comes earlier in this list):
- *   auth      the revoke barrier (authority.c), read side per hart.
- *   mk_lock   one spinlock (irqsave) over the derivation tree (cap install,
- *             copy, mint, delete, revoke, transfer), object reference
- *             counts and quotas, task and thread lifecycle (create, start,
- *             kill, exit, reap), task waits and fault-endpoint settings.
- *             Off the IPC paths: an IPC takes it only when a cap may move
- *             (a transfer slot or a receive slot is given) or for reply
- *             caps. Never held while user code runs, while an mm cursor is
- *             held, or across a context switch.
- *   endpoint  per endpoint (ep_lock): its queues and the IPC waits through
- *             it. One at a time: never two endpoint locks together.
- *   cspace    per task: the slot fields a lookup reads (cap_install and
- *             cap_delete write them under it, bumping the slot's cseq).
- *   rq->lock  per-hart run queue.
- * An mm cursor (address-space transaction) is never taken under mk_lock
- * or an endpoint lock. IPC reads endpoint caps with no lock at all
- * (ep_cap_lock: a sequence count per slot, checked again under the
- * endpoint lock).
+ * Lock order (the ranks of kernel/lockclass.h, checked with
+ * -Dlock_check=true; a lock is taken only above every lock held):
+ *   10 authority  the revoke barrier (authority.c): writer lock and read side.
+ *      mm cursor  (page-table locks, unchecked) under the barrier's read
+ *                 side; never under mk_lock or anything below.
+ *   20 mk_lock    one spinlock (irqsave) over the derivation tree (cap
+ *                 install, copy, mint, delete, revoke, transfer), object
+ *                 reference counts and quotas, task and thread lifecycle
+ *                 (create, start, kill, exit, reap), task waits and
+ *                 fault-endpoint settings. Off the IPC paths: an IPC takes
+ *                 it only when a cap may move (a transfer slot or a receive
+ *                 slot is given) or for reply caps. Never held while user
+ *                 code runs, while an mm cursor is held, or across a
+ *                 context switch.
+ *   30 endpoint   per endpoint (ep_lock): its queues and the IPC waits
+ *                 through it; never two at once.
+ *   40 cspace     task->cspace_lock: the slot fields a lookup reads
+ *                 (cap_install and cap_delete write them under it, bumping
+ *                 the slot's cseq; an IPC transfer installs under an
+ *                 endpoint lock).
+ *   60 rq         rq->lock, per-hart run queue; never two at once.
+ *   70 asid, 80 frame_pool, 90 console: leaves outside the microkernel.
+ * IPC reads endpoint caps with no lock at all (ep_cap_lock: a sequence
+ * count per slot, checked again under the endpoint lock). No lock is held
+ * across switch_context or sched_resume_on (sched.c asserts it in
+ * lock-check builds).
  */
 #ifndef KERNEL_MK_H
 #define KERNEL_MK_H
@@ -371,16 +377,19 @@ int auth_init_harts(void);                          /* boot, before harts start:
 
 /* --- ipc.c --- */
 /* Endpoint lock: test-and-set, interrupts already off (IPC runs with them
- * off), never two held together. Cheaper than a ticket lock on the IPC
+ * off), never two held together; class "endpoint" for the lock-order
+ * checker. Cheaper than a ticket lock on the IPC
  * fast path, and held for a few dozen instructions. */
 static inline __attribute__((always_inline)) void ep_lock(struct endpoint *e)
 {
+	lockcheck_acquire(&lock_class_endpoint, e);
 	while (__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE))
 		while (__atomic_load_n(&e->lock, __ATOMIC_RELAXED))
 			cpu_relax();
 }
 static inline __attribute__((always_inline)) void ep_unlock(struct endpoint *e)
 {
+	lockcheck_release(e);
 	__atomic_store_n(&e->lock, 0, __ATOMIC_RELEASE);
 }
 /* Needs e locked, me the running thread; b an IPC wait (B_SEND, B_RECV,

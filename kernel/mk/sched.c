@@ -53,7 +53,7 @@ int sched_init_harts(void)
 	if (!r || !idle)
 		return -E_NOMEM;
 	for (uint32_t i = 0; i < harts_max; i++)
-		r[i].lock = (spinlock_t)SPINLOCK_INIT;
+		spin_lock_init_class(&r[i].lock, &lock_class_rq);
 	rqs = r;
 	idle_threads = idle;
 	return 0;
@@ -254,6 +254,7 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next);
  * prev is never in a queue here (its on_cpu is set), so next != prev. */
 void sched_switch(void)
 {
+	lockcheck_assert_none("a context switch");
 	struct rq *rq = this_rq();
 	struct thread *prev = rq->cur;
 	/* Acquire: a REQUEUE written by a waker comes after its state store. */
@@ -284,6 +285,7 @@ void sched_switch(void)
  * sched_can_direct(next) said yes under the endpoint lock. Switch to next here. */
 void sched_direct(struct thread *next)
 {
+	lockcheck_assert_none("a context switch");
 	struct rq *rq = this_rq();
 	switch_to(rq, rq->cur, next);
 }
@@ -295,6 +297,7 @@ void sched_direct(struct thread *next)
  * system call, it has been in user mode). */
 void sched_handoff_done(struct thread *prev, struct thread *next)
 {
+	lockcheck_assert_none("the IPC hand-over (sched_resume_on)");
 	if (__atomic_exchange_n(&prev->on_cpu, ONCPU_OFF, __ATOMIC_ACQ_REL) == ONCPU_REQUEUE)
 		enqueue(prev);
 	if (next->killed)

@@ -11,7 +11,7 @@
 #include "smp.h"
 
 struct task tasks[MAX_TASKS];
-spinlock_t mk_lock = SPINLOCK_INIT;
+spinlock_t mk_lock = SPINLOCK_INIT_CLASS(&lock_class_mk);
 static struct task *reap_list;
 static struct thread *reaper;
 
@@ -107,6 +107,7 @@ static struct task *task_create(struct task *parent, const struct quota *q, int 
 			memset(t, 0, sizeof *t);
 			t->gen = gen;
 			t->id = i;
+			spin_lock_init_class(&t->cspace_lock, &lock_class_cspace);
 			t->state = TASK_ALIVE;
 			break;
 		}

@@ -36,7 +36,7 @@ static uint64_t ram_base_pfn;
 static const struct pt_arch *uarch;
 static const struct mm_protocol *uproto;
 static int asid_bits;
-static spinlock_t asid_lock = SPINLOCK_INIT;
+static spinlock_t asid_lock = SPINLOCK_INIT_CLASS(&lock_class_asid);
 static uint8_t asid_used[MAX_TASKS + 1];
 /* Lazy flush of reused ASIDs: asid_gen[a] moves on when a is freed; a hart
  * whose seen_gen differs flushes a locally before it runs a again. So

@@ -25,7 +25,7 @@ static inline uint64_t *free_bits(const struct region *r) { return phys_to_virt(
 
 static struct region regions[FRAME_MAX_REGIONS];
 static int nregions;
-static spinlock_t pool_lock = SPINLOCK_INIT;
+static spinlock_t pool_lock = SPINLOCK_INIT_CLASS(&lock_class_frame_pool);
 static uint64_t pool_count;   /* frames in the global pool; pool_lock */
 static uint64_t total_frames;
 static int initialised;

@@ -2,7 +2,8 @@
 """One QEMU boot of patina, judged by its output (suite 'kernel').
 
 Fails on: a missing or wrong banner, a failed or missing selftest summary, a
-panic, a hang, or an exit status other than the one expected.
+panic (unless --expect-status panic asks for one), a hang, or an exit status
+other than the one expected.
 """
 import argparse
 import os
@@ -22,7 +23,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     pq.add_boot_args(p)
     p.add_argument("--expect-status", default="0",
-                   help="exact status, or 'nonzero'")
+                   help="exact status, 'nonzero', or 'panic' (the kernel must panic)")
     p.add_argument("--expect-line", action="append", default=[],
                    help="a substring some output line must contain")
     p.add_argument("--expect-mib", type=int,
@@ -49,7 +50,10 @@ def main():
         got = (int(m.group(1)), m.group(2), int(m.group(3)), m.group(4))
         if got != want:
             errors.append("banner says %s, expected %s" % (got, want))
-    if run.panicked():
+    if opts.expect_status == "panic":
+        if not run.panicked():
+            errors.append("no panic, expected one")
+    elif run.panicked():
         errors.append("kernel panic")
     if run.timed_out:
         errors.append("hang: no exit line within %gs" % opts.timeout)
@@ -66,7 +70,9 @@ def main():
         if not any(want_line in ln for ln in run.lines):
             errors.append("no line contains %r" % want_line)
     code = run.verdict()
-    if opts.expect_status == "nonzero":
+    if opts.expect_status == "panic":
+        pass    # judged above: the panic line itself
+    elif opts.expect_status == "nonzero":
         if code == 0:
             errors.append("exit status 0, expected non-zero")
         elif code in (pq.EXIT_TIMEOUT, pq.EXIT_BROKEN, pq.EXIT_PANIC):

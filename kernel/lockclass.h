@@ -1,0 +1,58 @@
+/* Lock classes: every spinlock names the class it belongs to, and the
+ * class's rank is its place in the kernel's one lock order. A hart may
+ * take a lock only while every lock it holds has a lower rank (the checker
+ * in lockcheck.c enforces this in builds with -Dlock_check=true). This
+ * table IS the documented lock order (docs/microkernel.md, "Lock order");
+ * ranks are multiples of 10 so a new lock can go between two.
+ *
+ *   rank name        the lock
+ *    10  authority   the revoke barrier's writer lock (authority.c); its
+ *                    read side (not a spinlock) sits at the same place
+ *        -           an mm cursor (page-table locks, not spinlocks): taken
+ *                    under the barrier's read side, never under mk_lock or
+ *                    anything below it here (region_txn_no_mk_lock is the
+ *                    one deliberate exception, a test)
+ *    20  mk          mk_lock: derivation tree, lifecycle (kernel/mk/mk.h)
+ *    30  endpoint    an endpoint's IPC lock (ipc.c ep_lock, test-and-set)
+ *    40  cspace      a task's CSpace lock (task.c, cap.c); an IPC transfer
+ *                    installs a cap under an endpoint lock
+ *    60  rq          a hart's run-queue lock (sched.c); never two at once
+ *    70  asid        the ASID allocator (uvm.c)
+ *    80  frame_pool  the frame allocator's shared pool (mm/frame)
+ *    90  console     printk's console lock: anything may print
+ *
+ * Two locks of one class may be held together only when the class says
+ * LOCK_NEST_BY_ADDR, and then only in ascending address order. No class
+ * allows it today. */
+#ifndef KERNEL_LOCKCLASS_H
+#define KERNEL_LOCKCLASS_H
+
+#include <stdint.h>
+
+/* Class flag: locks of this class may nest, lowest address first. */
+#define LOCK_NEST_BY_ADDR 1u
+
+struct lock_class {
+	const char *name;
+	uint16_t rank;
+	uint16_t flags;
+};
+
+/* X(ident, name, rank, flags): one line per class, in lock order. */
+#define LOCK_CLASSES(X) \
+	X(authority,  "authority",  10, 0) \
+	X(mk,         "mk",         20, 0) \
+	X(endpoint,   "endpoint",   30, 0) \
+	X(cspace,     "cspace",     40, 0) \
+	X(rq,         "rq",         60, 0) \
+	X(asid,       "asid",       70, 0) \
+	X(frame_pool, "frame_pool", 80, 0) \
+	X(console,    "console",    90, 0)
+
+#define LOCK_CLASS_DECLARE(id, nm, rk, fl) \
+	extern const struct lock_class lock_class_##id; \
+	enum { LOCK_RANK_##id = rk };
+LOCK_CLASSES(LOCK_CLASS_DECLARE)
+#undef LOCK_CLASS_DECLARE
+
+#endif
