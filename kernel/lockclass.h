@@ -16,6 +16,7 @@
  *    30  endpoint    an endpoint's IPC lock (ipc.c ep_lock, test-and-set)
  *    40  cspace      a task's CSpace lock (task.c, cap.c); an IPC transfer
  *                    installs a cap under an endpoint lock
+ *    50  fault       a task's fault-endpoint settings (fault.c)
  *    60  rq          a hart's run-queue lock (sched.c); never two at once
  *    70  asid        the ASID allocator (uvm.c)
  *    80  frame_pool  the frame allocator's shared pool (mm/frame)
@@ -44,6 +45,7 @@ struct lock_class {
 	X(mk,         "mk",         20, 0) \
 	X(endpoint,   "endpoint",   30, 0) \
 	X(cspace,     "cspace",     40, 0) \
+	X(fault,      "fault",      50, 0) \
 	X(rq,         "rq",         60, 0) \
 	X(asid,       "asid",       70, 0) \
 	X(frame_pool, "frame_pool", 80, 0) \

@@ -84,7 +84,7 @@ void cap_get_obj(const struct cap *c)
 		c->o.task->refs++;
 		break;
 	case CAP_ENDPOINT:
-		c->o.ep->refs++;
+		__atomic_add_fetch(&c->o.ep->refs, 1, __ATOMIC_RELAXED);
 		break;
 	case CAP_FRAME:
 		uvm_frame_get(c->o.pa);

@@ -31,24 +31,34 @@
 #define CAUSE_LOAD_PF 13
 #define CAUSE_STORE_PF 15
 
+/* Needs mk_lock. Replace a setting (*slot, *badge: of t or of one of
+ * its threads) with e and badge (e NULL: none); e's reference is the
+ * caller's, now the setting's. The old setting's reference is dropped
+ * after t's fault lock (ep_put takes the endpoint's lock, which ranks
+ * lower). */
+static void fault_ep_replace(struct task *t, struct endpoint **slot, uint64_t *badge,
+			     struct endpoint *e, uint64_t b)
+{
+	spin_lock(&t->fault_lock);
+	struct endpoint *old = *slot;
+	*slot = e;
+	*badge = b;
+	spin_unlock(&t->fault_lock);
+	if (old)
+		ep_put(old);
+}
+
 /* Needs mk_lock. Drop th's own fault endpoint (thread exit). */
 void fault_ep_drop_thread(struct thread *th)
 {
-	struct endpoint *e = th->fault_ep;
-	th->fault_ep = NULL;
-	th->fault_badge = 0;
-	if (e)
-		ep_put(e);
+	if (th->task)
+		fault_ep_replace(th->task, &th->fault_ep, &th->fault_badge, NULL, 0);
 }
 
 /* Needs mk_lock. Drop t's task-wide fault endpoint (reap). */
 void fault_ep_drop_task(struct task *t)
 {
-	struct endpoint *e = t->fault_ep;
-	t->fault_ep = NULL;
-	t->fault_badge = 0;
-	if (e)
-		ep_put(e);
+	fault_ep_replace(t, &t->fault_ep, &t->fault_badge, NULL, 0);
 }
 
 long sys_fault_ep_set(struct task *t, long target, long ep)
@@ -75,19 +85,11 @@ long sys_fault_ep_set(struct task *t, long target, long ep)
 		}
 	}
 	if (!err) {
-		struct endpoint **slot = tt ? &tt->fault_ep : &th->fault_ep;
-		uint64_t *badge = tt ? &tt->fault_badge : &th->fault_badge;
-		struct endpoint *old = *slot;
-		if (ec) {
-			ec->o.ep->refs++;
-			*slot = ec->o.ep;
-			*badge = ec->badge;
-		} else {
-			*slot = NULL;
-			*badge = 0;
-		}
-		if (old)
-			ep_put(old);
+		if (ec)
+			__atomic_add_fetch(&ec->o.ep->refs, 1, __ATOMIC_RELAXED);
+		fault_ep_replace(tt ? tt : th->task, tt ? &tt->fault_ep : &th->fault_ep,
+				 tt ? &tt->fault_badge : &th->fault_badge, ec ? ec->o.ep : NULL,
+				 ec ? ec->badge : 0);
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
 	return err;
@@ -115,7 +117,8 @@ static uint64_t fault_status(struct task *t, uint64_t va)
 	return w;
 }
 
-/* Needs mk_lock. The fault endpoint that applies to th, and its badge. */
+/* Needs th's task's fault_lock. The fault endpoint that applies to th,
+ * and its badge. */
 static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge)
 {
 	if (th->fault_ep) {
@@ -130,41 +133,34 @@ static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge)
  * 0: return to user (the access is retried, or the thread was killed
  * meanwhile and exits on the way out); -E_FAULT: no fault endpoint (the
  * caller kills as before); -E_DEAD: the pager is gone; -E_INVAL: the
- * pager answered FAULT_KILL or garbage. Needs: mk_lock NOT held. */
+ * pager answered FAULT_KILL or garbage. Needs: mk_lock NOT held. Takes
+ * no global lock unless the call's reference on the endpoint turns out
+ * to be the last one (ep_put_nolock). */
 int fault_to_pager(struct uframe *uf)
 {
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
 	uint64_t cause = uf->tf.scause, va = uf->tf.stval, badge;
-	unsigned long f = spin_lock_irqsave(&mk_lock);
-	int have = fault_ep_of(me, &badge) != NULL;
-	spin_unlock_irqrestore(&mk_lock, f);
-	if (!have)
+	unsigned long f = spin_lock_irqsave(&t->fault_lock);
+	struct endpoint *e = fault_ep_of(me, &badge);
+	if (e)     /* ours for the call: a new setting cannot free it under us */
+		__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+	spin_unlock_irqrestore(&t->fault_lock, f);
+	if (!e)
 		return -E_FAULT;
 	unsigned acc = cause == CAUSE_STORE_PF ? FA_WRITE : cause == CAUSE_FETCH_PF ? FA_EXEC : FA_READ;
 	uint64_t w[IPC_WORDS] = { va, acc | cause << 8, fault_status(t, va), (uint64_t)me->id };
 
 	irq_disable();
-	spin_lock(&mk_lock);
-	struct endpoint *e = fault_ep_of(me, &badge);    /* may have changed meanwhile */
-	if (!e || me->killed) {
-		spin_unlock(&mk_lock);
-		irq_enable();
-		return e ? 0 : -E_FAULT;
-	}
-	e->refs++;              /* ours for the call: a new setting cannot free it under us */
 	me->in_fault = 1;
 	me->fault_result = -E_DEAD;
 	me->fault_reply[0] = FAULT_KILL;
-	spin_unlock(&mk_lock);
 	ipc_fault_call(me, e, badge, w);    /* back once answered, failed or killed */
-	spin_lock(&mk_lock);
 	me->in_fault = 0;
 	long r = me->fault_result;
 	uint64_t word = me->fault_reply[0];
-	ep_put(e);
-	spin_unlock(&mk_lock);
 	irq_enable();
+	ep_put_nolock(e);
 	if (me->killed)
 		return 0;
 	if (r)

@@ -36,7 +36,7 @@ unsigned long eps_live(void)
 {
 	unsigned long n = 0;
 	for (int i = 0; i < MAX_ENDPOINTS; i++)
-		if (eps[i].refs)
+		if (__atomic_load_n(&eps[i].refs, __ATOMIC_RELAXED))
 			n++;
 	return n;
 }
@@ -52,13 +52,13 @@ struct endpoint *ep_alloc(struct task *charge)
 		return NULL;
 	for (int i = 0; i < MAX_ENDPOINTS; i++) {
 		struct endpoint *e = &eps[i];
-		if (e->refs)
+		if (__atomic_load_n(&e->refs, __ATOMIC_RELAXED))
 			continue;
 		ep_lock(e);
 		e->senders = e->senders_tail = NULL;
 		e->receivers = e->receivers_tail = NULL;
 		__atomic_store_n(&e->recv_caps, 0, __ATOMIC_RELAXED);
-		e->refs = 1;
+		__atomic_store_n(&e->refs, 1, __ATOMIC_RELAXED);
 		e->id = i;
 		e->charged = charge;
 		e->charged_gen = charge->gen;
@@ -141,10 +141,11 @@ static void fail_queued(struct endpoint *e, long err, int all)
 	}
 }
 
-/* Needs mk_lock. Drop a reference; at zero every waiter fails E_DEAD. */
+/* Needs mk_lock. Drop a reference; at zero every waiter fails E_DEAD
+ * and the endpoint is free for ep_alloc (which runs under mk_lock too). */
 void ep_put(struct endpoint *e)
 {
-	if (--e->refs > 0)
+	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	ep_lock(e);
 	fail_queued(e, -E_DEAD, 1);
@@ -154,6 +155,22 @@ void ep_put(struct endpoint *e)
 	e->charged = NULL;
 }
 
+/* Needs: mk_lock NOT held, no endpoint lock held; the caller holds a
+ * reference on e. Drop it: with no lock while it is not the last, else
+ * under mk_lock through ep_put, so an endpoint reaches 0 only under
+ * mk_lock and is finished there before ep_alloc can see it free. */
+void ep_put_nolock(struct endpoint *e)
+{
+	int r = __atomic_load_n(&e->refs, __ATOMIC_RELAXED);
+	while (r > 1)
+		if (__atomic_compare_exchange_n(&e->refs, &r, r - 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	ep_put(e);
+	spin_unlock_irqrestore(&mk_lock, f);
+}
+
 /* Needs mk_lock. Task `from` is being reaped: endpoints it paid for that
  * are still named elsewhere are paid by `to` (its parent, whose quota
  * return leaves them counted) or by nobody when there is no parent. */
@@ -161,7 +178,8 @@ void ep_recharge(struct task *from, struct task *to)
 {
 	for (int i = 0; i < MAX_ENDPOINTS; i++) {
 		struct endpoint *e = &eps[i];
-		if (!e->refs || e->charged != from || e->charged_gen != from->gen)
+		if (!__atomic_load_n(&e->refs, __ATOMIC_RELAXED) || e->charged != from ||
+		    e->charged_gen != from->gen)
 			continue;
 		e->charged = to;
 		e->charged_gen = to ? to->gen : 0;

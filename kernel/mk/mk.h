@@ -21,6 +21,7 @@
  *                 (cap_install and cap_delete write them under it, bumping
  *                 the slot's cseq; an IPC transfer installs under an
  *                 endpoint lock).
+ *   50 fault      task->fault_lock: fault-endpoint settings (fault.c).
  *   60 rq         rq->lock, per-hart run queue; never two at once.
  *   70 asid, 80 frame_pool, 90 console: leaves outside the microkernel.
  * IPC reads endpoint caps with no lock at all (ep_cap_lock: a sequence
@@ -194,13 +195,19 @@ struct task {
 	int tearing_down;           /* reaper is destroying the AS: no hart runs it */
 	int reap_waiting;           /* the reaper sleeps until its threads are off every hart
 	                             * and as_users is 0; whoever ends either wakes it */
+	/* Guards the fault-endpoint settings of the task and of its threads
+	 * (fault_ep, fault_badge): set under mk_lock and this, read by a
+	 * faulting thread under this alone. Taken with no endpoint lock
+	 * held, nothing is taken under it. */
+	spinlock_t fault_lock;
 	struct endpoint *fault_ep;  /* task-wide fault endpoint (kernel-held reference), badge */
 	uint64_t fault_badge;
 	struct task *reap_next;
 };
 
 /* The endpoint lock (ep_lock) guards its queues and every IPC wait
- * through it (struct thread's ep). refs and charged are mk_lock's;
+ * through it (struct thread's ep). charged is mk_lock's; refs is atomic,
+ * and only a drop under mk_lock may take it to 0 (ep_put, ep_put_nolock);
  * recv_caps is atomic. A freed endpoint keeps its lock word: a stale
  * th->ep or a cap read with no lock may still take it, then sees the
  * change and lets go. */
@@ -412,6 +419,7 @@ static inline __attribute__((always_inline)) int ipc_block(struct thread *me, st
 }
 struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */
 void ep_put(struct endpoint *e);                      /* mk_lock held */
+void ep_put_nolock(struct endpoint *e);               /* mk_lock NOT held: ep_put, taking mk_lock only for the last reference */
 void ipc_cancel(struct thread *me);                   /* mk_lock held; me exits: fail the call it was answering */
 void ipc_kill_wait(struct thread *th);                /* mk_lock held, th->killed set: end its IPC wait */
 void ipc_reply_dropped(const struct cap *rc);         /* mk_lock held: a reply cap went away */

@@ -108,6 +108,7 @@ static struct task *task_create(struct task *parent, const struct quota *q, int 
 			t->gen = gen;
 			t->id = i;
 			spin_lock_init_class(&t->cspace_lock, &lock_class_cspace);
+			spin_lock_init_class(&t->fault_lock, &lock_class_fault);
 			t->state = TASK_ALIVE;
 			break;
 		}
