@@ -10,6 +10,7 @@
 #include "arch.h"
 #include "kernel.h"
 #include "timer.h"
+#include "shootdown.h"
 #include "rcu.h"
 #include "smp.h"
 
@@ -115,7 +116,7 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 		if (c->type == CAP_TASK) {
 			/* What the task uses of its frame quota, and the quota. */
 			struct task *k = c->o.task;
-			ci.lo = (uint64_t)(__atomic_load_n(&k->frames_used, __ATOMIC_RELAXED) +
+			ci.lo = (uint64_t)(quota_frames_used(k) +
 					   (long)__atomic_load_n(&k->as.nr_frames, __ATOMIC_RELAXED));
 			ci.hi = (uint64_t)k->frame_quota;
 		}
@@ -378,6 +379,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		return cmd_run_line(buf);
 	case DBG_COUNTERS: {
 		struct kcounters kc = { 0 };
+		shootdown_settle();    /* frames parked behind a shootdown count as free */
 		f = spin_lock_irqsave(&mk_lock);
 		kc.free_frames = frame_free_count() + uvm_pooled_frames();
 		kc.tasks = tasks_live();
