@@ -45,7 +45,8 @@ int shootdown_init(void);
 
 /*
  * Flush [start, end) of tag asid (ARCH_NO_ASID: every tag; end == 0: the
- * whole tag) on every online hart in m except this one. Returns when every
+ * whole tag) on every online hart in m except this one (posted to all of
+ * each 64 harts before it waits for any of them). Returns when every
  * target acknowledged (complete = 0) or applied (complete = 1) the request,
  * or was flushed through SBI after not answering in time. Any context,
  * interrupts on or off, core PT locks held or not: while it waits it

@@ -61,7 +61,6 @@ struct sd_hart {
 };
 
 static struct sd_hart *sd;
-static uint64_t *sd_seqs;     /* harts_max rows of harts_max: an issuer's posted numbers */
 static uint64_t sd_seq;       /* the last sequence number handed out */
 static long sd_nparked;       /* parked on every hart together */
 volatile int shootdown_hold;
@@ -70,8 +69,7 @@ volatile uint32_t shootdown_hold_hart;
 int shootdown_init(void)
 {
 	sd = harts_alloc(sizeof *sd);
-	sd_seqs = harts_alloc(harts_max * sizeof *sd_seqs);
-	if (!sd || !sd_seqs)
+	if (!sd)
 		return -E_NOMEM;
 	for (uint32_t i = 0; i < harts_max; i++)
 		sd[i].pend_lo = SD_NONE;
@@ -204,24 +202,25 @@ static void fallback(uint32_t t, long asid, uint64_t start, uint64_t end)
 	sd[this_cpu()->index].st.fallbacks++;
 }
 
-void shootdown_flush(const struct hartmask *m, long asid, uint64_t start, uint64_t end,
-		     int complete)
+/* Needs: interrupts off. shootdown_flush for the targets among the 64
+ * logical harts from base: post to each, one interrupt per target not yet
+ * signalled, then wait for each. */
+static void flush_window(const struct hartmask *m, uint32_t base, uint32_t n, long asid,
+			 uint64_t start, uint64_t end, int complete)
 {
-	unsigned long f = irq_save();
 	uint32_t me = this_cpu()->index;
-	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
-	uint64_t *seq = &sd_seqs[(uint64_t)me * harts_max];
 	struct sd_hart *self = &sd[me];
+	uint64_t seq[64];
 	struct hartmask sig = { { 0 } };
 	int any = 0, to_signal = 0;
-	/* Post everywhere first, then one interrupt per target (per window),
-	 * then wait: the targets flush in parallel. */
-	for (uint32_t i = 0; i < n; i++) {
-		seq[i] = 0;
+	uint32_t top = n - base < 64 ? n - base : 64;
+	for (uint32_t k = 0; k < top; k++) {
+		uint32_t i = base + k;
+		seq[k] = 0;
 		if (i == me || !hartmask_test(m, i))
 			continue;
 		int signal;
-		seq[i] = post(i, asid, start, end, &signal);
+		seq[k] = post(i, asid, start, end, &signal);
 		self->st.posted++;
 		any = 1;
 		if (signal) {
@@ -229,30 +228,41 @@ void shootdown_flush(const struct hartmask *m, long asid, uint64_t start, uint64
 			to_signal++;
 		}
 	}
-	if (!any) {
-		irq_restore(f);
+	if (!any)
 		return;
-	}
 	uint64_t deadline = time_after_us(SD_WAIT_US);
 	if (to_signal) {
 		self->st.ipis += (uint64_t)to_signal;
 		if (arch_ipi_send_mask(&sig))
 			deadline = 0;   /* no interrupt went out: fall back at once */
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (!seq[i])
+	for (uint32_t k = 0; k < top; k++) {
+		if (!seq[k])
 			continue;
-		const uint64_t *done = complete ? &sd[i].applied : &sd[i].acked;
-		while (__atomic_load_n(done, __ATOMIC_ACQUIRE) < seq[i]) {
+		const uint64_t *done = complete ? &sd[base + k].applied : &sd[base + k].acked;
+		while (__atomic_load_n(done, __ATOMIC_ACQUIRE) < seq[k]) {
 			/* Serve our own mailbox: the target may be waiting for us. */
 			shootdown_service();
 			if (arch_time_now() > deadline) {
-				fallback(i, asid, start, end);
+				fallback(base + k, asid, start, end);
 				break;
 			}
 			cpu_relax();
 		}
 	}
+}
+
+/* Targets are taken 64 logical harts at a time (one SBI window's worth,
+ * and a sequence array that fits the stack): all of a window are posted
+ * before any is waited for. */
+void shootdown_flush(const struct hartmask *m, long asid, uint64_t start, uint64_t end,
+		     int complete)
+{
+	unsigned long f = irq_save();
+	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
+	for (uint32_t base = 0; base < n; base += 64)
+		if (m->w[base / 64])
+			flush_window(m, base, n, asid, start, end, complete);
 	irq_restore(f);
 }
 
