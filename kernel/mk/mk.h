@@ -150,12 +150,12 @@ struct task {
 	 * inside mk_lock, never the other way round. */
 	spinlock_t cspace_lock;
 	/* Quotas, carved from the parent's at creation (see task.c). Frames:
-	 * frames_used (data frames charged to us, frames a transaction
-	 * reserved for PT pages, and the per-hart reserves taken from it,
-	 * task.c) + PT pages and metadata arrays (as.nr_frames). Objects:
-	 * thread structs, endpoints, child tasks (a child's own carve counts
-	 * in our *_used until it is reaped). */
-	long frame_quota, frames_used;
+	 * data frames charged to us (frames_used, which includes the per-hart
+	 * reserves taken from it, task.c) + PT pages and metadata arrays
+	 * (as.nr_frames) + frames a transaction has reserved for PT pages
+	 * (pt_resv). Objects: thread structs, endpoints, child tasks (a
+	 * child's own carve counts in our *_used until it is reaped). */
+	long frame_quota, frames_used, pt_resv;
 	int thread_quota, threads_used;
 	int ep_quota, eps_used;
 	int task_quota, tasks_used;

@@ -43,12 +43,12 @@ unsigned long tasks_live(void)
  * frames a transaction reserves) takes them from its own hart's reserve,
  * a release puts them back there, and only a refill (QRES_BATCH at once)
  * or an overfull reserve (beyond QRES_MAX) touches the shared line.
- * Since the reserves count in frames_used, frames_used + as.nr_frames <=
- * frame_quota still bounds what the task really holds (every change that
- * raises the left side is checked: refills, exact charges, and PT frames,
- * which are charged to the shared count only, quota_charge_pt, because
- * they move into as.nr_frames as they are used); the exact use is
- * frames_used less the reserves (quota_frames_used). A charge that does
+ * Since the reserves count in frames_used, frames_used + as.nr_frames +
+ * pt_resv <= frame_quota still bounds what the task really holds (every
+ * change that raises the left side is checked: refills, exact charges,
+ * and PT frames, charged to pt_resv and never to a reserve,
+ * quota_charge_pt); the exact use is frames_used less the reserves, which
+ * quota_frames_used reads after taking the reserves back. A charge that does
  * not fit takes every hart's reserve back first (quota_reclaim), so a
  * reserve never makes a charge fail that would fit.
  *
@@ -120,30 +120,43 @@ void quota_reclaim(struct task *t)
 static int shared_charge(struct task *t, long n)
 {
 	long used = __atomic_add_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
-	if (used + (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) > t->frame_quota) {
+	if (used + (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) +
+	    __atomic_load_n(&t->pt_resv, __ATOMIC_RELAXED) > t->frame_quota) {
 		__atomic_sub_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
 		return -E_QUOTA;
 	}
 	return 0;
 }
 
+/* Charge n PT frames to pt_resv: 0, or -E_QUOTA with nothing charged. */
+static int pt_charge(struct task *t, long n)
+{
+	long resv = __atomic_add_fetch(&t->pt_resv, n, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&t->frames_used, __ATOMIC_RELAXED) +
+	    (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) + resv <= t->frame_quota)
+		return 0;
+	__atomic_sub_fetch(&t->pt_resv, n, __ATOMIC_RELAXED);
+	return -E_QUOTA;
+}
+
 /* PT pages and metadata arrays a transaction reserves: the core uncharges
  * each as it starts counting in as.nr_frames, so they must not come from a
- * reserve (that would grow nr_frames with no check). They are charged only
- * when a table is actually created, not on every fault. Same refusal rule
- * as quota_charge_frames. */
+ * reserve (that would grow nr_frames with no check), and they stay out of
+ * frames_used (what a task uses is frames_used + nr_frames, the reserved
+ * ones not yet). They are charged only when a table is actually created,
+ * not on every fault. Before a refusal, as in quota_charge_frames. */
 int quota_charge_pt(struct task *t, long n)
 {
-	if (!shared_charge(t, n))
+	if (!pt_charge(t, n))
 		return 0;
 	shootdown_settle();      /* its releases refill reserves: reclaim after */
 	quota_reclaim(t);
-	return shared_charge(t, n);
+	return pt_charge(t, n);
 }
 
 void quota_release_pt(struct task *t, long n)
 {
-	__atomic_sub_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&t->pt_resv, n, __ATOMIC_RELAXED);
 }
 
 /* Charge n (>= 0) more frames to t: 0, or -E_QUOTA (nothing charged) when
@@ -167,7 +180,11 @@ int quota_charge_frames(struct task *t, long n)
 			return 0;
 		}
 	}
-	return quota_charge_pt(t, n);   /* the exact charge, reclaiming before a refusal */
+	if (!shared_charge(t, n))
+		return 0;
+	shootdown_settle();
+	quota_reclaim(t);
+	return shared_charge(t, n);
 }
 
 void quota_release_frames(struct task *t, long n)
@@ -179,14 +196,8 @@ void quota_release_frames(struct task *t, long n)
 
 long quota_frames_used(struct task *t)
 {
-	uint64_t tag = qres_tag(t);
-	long n = __atomic_load_n(&t->frames_used, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; qres && i < harts_max; i++) {
-		uint64_t v = __atomic_load_n(&qres[(uint64_t)i * MAX_TASKS + t->id], __ATOMIC_RELAXED);
-		if ((v & ~0xffffffffULL) == tag)
-			n -= (long)(v & 0xffffffffULL);
-	}
-	return n;
+	quota_reclaim(t);
+	return __atomic_load_n(&t->frames_used, __ATOMIC_RELAXED);
 }
 
 /* Needs mk_lock. Carve q (plus one task struct) from parent's quotas:

@@ -9,6 +9,7 @@
 #include "cortenmm/cursor.h"
 #include "shootdown.h"
 #include "timer.h"
+#include "frame.h"
 
 #define TU_VA 0x3000000000UL   /* 192 GiB: below Sv39's top, used by no program */
 
@@ -108,7 +109,7 @@ KTEST(60, uvm_fault_zframe_cache)
 struct sd_seen {
 	int err;
 	uint64_t seq, acked, applied;     /* while held */
-	uint32_t refs_held, refs_after;   /* the frame's references */
+	int free_held, free_after;        /* the frame back in the allocator */
 	int applied_later;
 };
 static int sd_try(struct task *t, uint32_t other, struct sd_seen *o)
@@ -127,19 +128,18 @@ static int sd_try(struct task *t, uint32_t other, struct sd_seen *o)
 	o->seq = shootdown_next_seq();
 	shootdown_hold_hart = other;
 	__atomic_store_n(&shootdown_hold, 1, __ATOMIC_RELEASE);
-	/* Keep the frame's number only: the unmap drops the mapping's
-	 * reference, which is the frame's last one. */
+	/* The unmap drops the mapping's reference, the frame's last one. */
 	o->err = tu_set(t, TU_VA, PAGE_SIZE, 0) || tu_set(t, TU_VA, PAGE_SIZE, 1);
 	o->acked = shootdown_acked(other);
 	o->applied = shootdown_applied(other);
-	o->refs_held = uvm_frame_refs(m.pa);
+	o->free_held = frame_is_free(m.pa);
 	__atomic_store_n(&shootdown_hold, 0, __ATOMIC_RELEASE);
 	uint64_t until = time_after_us(1000000);
 	while (shootdown_applied(other) < o->seq && arch_time_now() < until)
 		shootdown_service();   /* the other hart may be shooting at us */
 	o->applied_later = shootdown_applied(other) >= o->seq;
 	shootdown_settle();
-	o->refs_after = uvm_frame_refs(m.pa);
+	o->free_after = frame_is_free(m.pa);
 	shootdown_stats(&s1, me);
 	return s1.fallbacks != s0.fallbacks;
 }
@@ -147,7 +147,8 @@ static int sd_try(struct task *t, uint32_t other, struct sd_seen *o)
 /* The IPI shootdown of an unmap: the other hart (made a target by setting
  * its bit in our hart_mask) acknowledges before it flushes, so the unmap
  * returns while that hart is held between the two; the unmapped frame
- * stays allocated (parked) until the hold ends and the flush was applied.
+ * (its last reference gone) stays out of the allocator (parked) until the
+ * hold ends and the flush was applied.
  * A try in which the other hart did not answer within the shootdown's wait
  * (a busy host, or it was waiting for us) is repeated. */
 KTEST(60, uvm_shootdown_ack_then_park)
@@ -179,11 +180,11 @@ KTEST(60, uvm_shootdown_ack_then_park)
 	else if (o.acked < o.seq || o.applied >= o.seq)
 		fail = KFAIL("while held: request %lu, acknowledged %lu, applied %lu (want ack, no flush)",
 			     (unsigned long)o.seq, (unsigned long)o.acked, (unsigned long)o.applied);
-	else if (o.refs_held != 1)
-		fail = KFAIL("frame had %u references before the flush (want 1: parked)", o.refs_held);
-	else if (!o.applied_later || o.refs_after != 0)
-		fail = KFAIL("after the flush: applied %d, %u references left (want 0)",
-			     o.applied_later, o.refs_after);
+	else if (o.free_held)
+		fail = KFAIL("frame back in the allocator before the flush (want parked)");
+	else if (!o.applied_later || !o.free_after)
+		fail = KFAIL("after the flush: applied %d, frame free %d (want both)",
+			     o.applied_later, o.free_after);
 	if (tu_set(t, TU_VA, 2 * PAGE_SIZE, 0) && !fail)
 		fail = KFAIL("unmap failed");
 	return fail;

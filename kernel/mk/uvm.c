@@ -84,8 +84,15 @@ static struct mm_page *p_page_desc(uint64_t pa)
 		panic("uvm: no descriptor for %lx", (unsigned long)pa);
 	return &f->desc;
 }
-/* Drop the mapping's reference to a data page the core unmapped. */
-static void frame_release_now(uint64_t pa, unsigned level)
+/* The core hands frames and PT pages back after tlb_flush returned, which
+ * with the IPI shootdown means every target acknowledged, not that every
+ * TLB is clean. The bookkeeping happens at once (map count, references,
+ * quota: what programs can observe stays as with a complete flush), but
+ * the memory itself goes back to the allocator only once every flush
+ * posted before was applied (shootdown_defer; uvm_frame_put for data
+ * frames). With ablate=ipiflush the SBI flush was complete and nothing is
+ * pending, so it goes at once. */
+static void p_frame_release(uint64_t pa, unsigned level)
 {
 	uint64_t n = 1ULL << (9 * (level - 1));
 	for (uint64_t i = 0; i < n; i++) {
@@ -97,15 +104,6 @@ static void pt_free_now(uint64_t pa, unsigned level)
 {
 	(void)level;
 	kmm_pt_free(pa);
-}
-/* The core hands frames and PT pages back after tlb_flush returned, which
- * with the IPI shootdown means every target acknowledged, not that every
- * TLB is clean: park them until every flush posted before was applied
- * (shootdown_defer). With ablate=ipiflush the SBI flush was complete and
- * nothing is pending, so they go at once. */
-static void p_frame_release(uint64_t pa, unsigned level)
-{
-	shootdown_defer(pa, level, frame_release_now);
 }
 static void p_pt_free(uint64_t pa)
 {
@@ -304,6 +302,16 @@ void uvm_frame_get(uint64_t pa)
 		panic("uvm: reference to a free frame %lx", (unsigned long)pa);
 }
 
+/* A user data frame nobody references goes back to the allocator (after
+ * the shootdowns posted before its last reference went, uvm_frame_put). */
+static void frame_free_now(uint64_t pa, unsigned level)
+{
+	(void)level;
+	frames_count(-1);
+	if (frame_free(pa))
+		panic("uvm: frame %lx double free", (unsigned long)pa);
+}
+
 void uvm_frame_put(uint64_t pa)
 {
 	struct finfo *f = fi_of(pa);
@@ -319,9 +327,7 @@ void uvm_frame_put(uint64_t pa)
 		if (t->gen == f->charged_gen)
 			quota_release_frames(t, 1);
 	}
-	frames_count(-1);
-	if (frame_free(pa))
-		panic("uvm: frame %lx double free", (unsigned long)pa);
+	shootdown_defer(pa, 1, frame_free_now);
 }
 
 /* Exact: parked frames are released first (shootdown_settle). */
