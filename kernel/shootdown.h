@@ -22,7 +22,8 @@
  *
  * What an acknowledgement does not give is a clean TLB: the hart's TLB
  * and walk caches may still name the old frames until it flushed. So the
- * frames and PT pages an unmap gives back are parked (shootdown_defer)
+ * data frames whose last reference an unmap dropped, and the PT pages it
+ * freed, are parked (shootdown_defer) before they go back to the allocator,
  * until every request posted before them has been applied everywhere
  * (per-hart "lowest request not yet applied" marks), and break-before-make
  * waits for the flush itself (complete = 1).
