@@ -163,7 +163,10 @@ static void tlb_flush_as(struct mm_as *as, uint64_t start, uint64_t end, int com
 				arch_tlb_flush_page_asid(va, asid);
 		}
 	}
-	if (!remote)
+	/* Only this hart (the common case at one hart, or with the other
+	 * harts idle): nothing remote to post, ask or wait for. */
+	mask.w[me / 64] &= ~(1ULL << (me % 64));
+	if (!remote || hartmask_empty(&mask))
 		return;
 	long tag = asid_bits ? (long)asid : ARCH_NO_ASID;
 	if (!(boot_config.ablate & ABLATE_IPIFLUSH)) {
