@@ -133,7 +133,7 @@ static void p_frames_uncharge(struct mm_as *as, unsigned n)
  * no hart can use the old translations any more: by default every remote
  * target acknowledged the kernel's IPI shootdown (it flushes before it can
  * return to any user access, shootdown.h), and what the core frees next is
- * parked until the flushes were applied (p_frame_release); with complete
+ * parked until the flushes were applied (uvm_frame_put, p_pt_free); with complete
  * set (break-before-make) or ablate=ipiflush (SBI RFENCE), when every
  * target flushed. */
 static void tlb_flush_as(struct mm_as *as, uint64_t start, uint64_t end, int complete)
