@@ -77,6 +77,10 @@ static inline void arch_timer_irq_off(void);
 /* Raise a software interrupt on the hart with this hardware id.
  * 0 or a firmware error. */
 static inline long arch_ipi_send(uint32_t hartid);
+/* Raise a software interrupt on every online hart whose logical index is
+ * set in m except this one: one firmware call per 64-id window. 0 or the
+ * first firmware error (harts before it were signalled). Any context. */
+long arch_ipi_send_mask(const struct hartmask *m);
 /* Acknowledge this hart's software interrupt; one raised after this
  * call is taken again. */
 static inline void arch_ipi_clear(void);

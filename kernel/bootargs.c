@@ -1,5 +1,5 @@
 /* /chosen/bootargs: "[paging=sv39|sv48|sv57] [mm=adv|rw|vma] [timer=sbi|sstc]
- * [ablate=mklock,lateflush,prefault] [-- command line]".
+ * [ablate=mklock,lateflush,prefault,ipiflush] [-- command line]".
  * The command is everything after the first "--" word, spaces included. */
 #include <patina/errno.h>
 #include "kernel.h"
@@ -27,7 +27,7 @@ static int ablate_bits(const char *list)
 {
 	static const struct { const char *name; unsigned bit; } names[] = {
 		{ "mklock", ABLATE_MKLOCK }, { "lateflush", ABLATE_LATEFLUSH },
-		{ "prefault", ABLATE_PREFAULT },
+		{ "prefault", ABLATE_PREFAULT }, { "ipiflush", ABLATE_IPIFLUSH },
 	};
 	unsigned bits = 0;
 	while (*list) {

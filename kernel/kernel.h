@@ -20,6 +20,7 @@ struct boot_config {
 #define ABLATE_MKLOCK    0x1u  /* "mklock": region transactions decode under mk_lock */
 #define ABLATE_LATEFLUSH 0x2u  /* "lateflush": commits flush before dropping their locks */
 #define ABLATE_PREFAULT  0x4u  /* "prefault": faults take their frame under the PT lock */
+#define ABLATE_IPIFLUSH  0x8u  /* "ipiflush": user TLB shootdown by SBI RFENCE, frames freed at once */
 
 extern struct boot_config boot_config;
 

@@ -18,7 +18,10 @@
  *                    installs a cap under an endpoint lock
  *    50  fault       a task's fault-endpoint settings (fault.c)
  *    60  rq          a hart's run-queue lock (sched.c); never two at once
+ *    65  sd_mailbox  a hart's TLB-shootdown mailbox (shootdown.c); also
+ *                    taken in the IPI handler; never two at once
  *    70  asid        the ASID allocator (uvm.c)
+ *    75  sd_park     a hart's ring of frames parked behind shootdowns
  *    80  frame_pool  the frame allocator's shared pool (mm/frame)
  *    90  console     printk's console lock: anything may print
  *
@@ -47,7 +50,9 @@ struct lock_class {
 	X(cspace,     "cspace",     40, 0) \
 	X(fault,      "fault",      50, 0) \
 	X(rq,         "rq",         60, 0) \
+	X(sd_mailbox, "sd_mailbox", 65, 0) \
 	X(asid,       "asid",       70, 0) \
+	X(sd_park,    "sd_park",    75, 0) \
 	X(frame_pool, "frame_pool", 80, 0) \
 	X(console,    "console",    90, 0)
 

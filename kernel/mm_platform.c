@@ -1,6 +1,7 @@
 /* The mm core's platform table for the kernel: frames from mm/frame,
  * descriptors from the allocator's per-frame descriptor arrays,
- * preemption = interrupts off, RCU from rcu.c, TLB shootdown by SBI RFENCE. */
+ * preemption = interrupts off, RCU from rcu.c, TLB shootdown of the kernel
+ * AS by SBI RFENCE (user ASes: kernel/mk/uvm.c, shootdown.h). */
 #include <patina/errno.h>
 #include "mm_platform.h"
 #include "paging.h"
@@ -11,6 +12,7 @@
 #include "memlayout.h"
 #include "panic.h"
 #include "rcu.h"
+#include "shootdown.h"
 #include "arch.h"
 
 struct mm_as kernel_as;
@@ -33,8 +35,11 @@ void *kmm_phys_to_virt(uint64_t pa)
 	return phys_to_virt(pa);
 }
 
+/* A hart spinning here may hold interrupts off (a PT-page lock) while the
+ * lock's holder waits for its shootdown acknowledgement: serve it. */
 void kmm_relax(void)
 {
+	shootdown_service();
 	cpu_relax();
 }
 
@@ -129,6 +134,7 @@ static void kp_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 
 const struct mm_platform kernel_mm_platform = {
 	KMM_PLATFORM_COMMON,
+	.pt_free = kmm_pt_free,
 	.page_desc = kp_page_desc,
 	.frame_release = kp_frame_release,
 	.pool = kp_pool,

@@ -13,7 +13,8 @@ extern const struct mm_platform kernel_mm_platform;
 /* The platform hooks that are the same for the kernel AS and user ASes
  * (kernel/mk/uvm.c): PT pages from mm/frame, the direct map, interrupts-off
  * preemption, RCU from rcu.c, panic. The tables differ only in descriptors,
- * data-frame release, per-hart pools and TLB-flush policy. */
+ * data-frame and PT-page release, per-hart pools and TLB-flush policy
+ * (user ASes park what they free until their shootdown was applied). */
 uint64_t kmm_pt_alloc(void);
 void kmm_pt_free(uint64_t pa);          /* panics if pa is not allocated */
 void *kmm_phys_to_virt(uint64_t pa);
@@ -40,7 +41,6 @@ void kmm_write_unlock(mm_lock_t *l);
 #endif
 #define KMM_PLATFORM_COMMON \
 	.pt_alloc = kmm_pt_alloc, \
-	.pt_free = kmm_pt_free, \
 	.phys_to_virt = kmm_phys_to_virt, \
 	.relax = kmm_relax, \
 	KMM_LOCK_HOOKS \

@@ -7,6 +7,7 @@
 #include "kstring.h"
 #include "panic.h"
 #include "frame.h"
+#include "shootdown.h"
 
 void sched_idle_loop(void) __attribute__((noreturn));
 
@@ -173,6 +174,9 @@ void ipi_interrupt(void)
 	/* Clear first: a request posted after this point re-raises SSIP. */
 	arch_ipi_clear();
 	c->ipis++;
+	/* TLB shootdowns first: acknowledged, then applied, before this
+	 * handler returns (shootdown.h). */
+	shootdown_service();
 	struct hartmask p;
 	hartmask_take(&p, &c->ping_from);
 	hartmask_or(&c->pings_seen, &p);

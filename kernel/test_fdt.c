@@ -226,5 +226,8 @@ KTEST(10, bootargs_parse)
 	char a6[] = "ablate=mklock,nothing";
 	if (bootargs_parse(a6, &ba, warn, sizeof warn) != -E_INVAL || !warn[0] || ba.ablate)
 		return KFAIL("case 6 parsed wrong");
+	char a7[] = "ablate=ipiflush,lateflush";
+	if (bootargs_parse(a7, &ba, warn, sizeof warn) || ba.ablate != (ABLATE_IPIFLUSH | ABLATE_LATEFLUSH))
+		return KFAIL("case 7 parsed wrong");
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* The remote TLB and instruction-fetch hooks (kernel/arch.h) through SBI
- * RFENCE: one call per 64-hart-id window (kernel/hartmask.h). */
+ * RFENCE, and the many-hart IPI through SBI IPI: one call per 64-hart-id
+ * window (kernel/hartmask.h). */
 #include "arch.h"
 #include "cpu.h"
 #include "sbi.h"
@@ -35,4 +36,16 @@ long arch_icache_sync_remote(const struct hartmask *m)
 {
 	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
 	return hartmask_windows(m, (long)this_cpu()->index, hart_ids, n, fence_i_window, NULL);
+}
+
+static long ipi_window(unsigned long mask, unsigned long base, void *arg)
+{
+	(void)arg;
+	return sbi_send_ipi(mask, base).error;
+}
+
+long arch_ipi_send_mask(const struct hartmask *m)
+{
+	uint32_t n = __atomic_load_n(&ncpus, __ATOMIC_ACQUIRE);
+	return hartmask_windows(m, (long)this_cpu()->index, hart_ids, n, ipi_window, NULL);
 }

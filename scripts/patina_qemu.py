@@ -38,7 +38,7 @@ def add_boot_args(p):
     p.add_argument("--paging", choices=["sv39", "sv48", "sv57"])
     p.add_argument("--mm", choices=["adv", "rw", "vma"], default="adv")
     p.add_argument("--icount", action="store_true")
-    p.add_argument("--ablate", help="comma list of mklock, lateflush, prefault: "
+    p.add_argument("--ablate", help="comma list of mklock, lateflush, prefault, ipiflush: "
                    "scalability measures to turn off (to measure them)")
     p.add_argument("--gdb", action="store_true")
     p.add_argument("--cmd")

@@ -182,10 +182,11 @@ struct task {
 	 * cap), never the other way round. */
 	spinlock_t cspace_lock;
 	/* Quotas, carved from the parent's at creation (see task.c). Frames:
-	 * data frames charged to us (frames_used) + PT pages and metadata
-	 * arrays (as.nr_frames) + frames a transaction has reserved for PT
-	 * pages (pt_resv). Objects: thread structs, endpoints, child tasks
-	 * (a child's own carve counts in our *_used until it is reaped). */
+	 * data frames charged to us (frames_used, which includes the per-hart
+	 * reserves taken from it, task.c) + PT pages and metadata arrays
+	 * (as.nr_frames) + frames a transaction has reserved for PT pages
+	 * (pt_resv). Objects: thread structs, endpoints, child tasks (a
+	 * child's own carve counts in our *_used until it is reaped). */
 	long frame_quota, frames_used, pt_resv;
 	int thread_quota, threads_used;
 	int ep_quota, eps_used;
@@ -360,6 +361,11 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, const struc
 int task_start(struct spawned *sp);
 int quota_charge_frames(struct task *t, long n);      /* -E_QUOTA if n more frames do not fit */
 void quota_release_frames(struct task *t, long n);
+long quota_frames_used(struct task *t);               /* exact: less the per-hart reserves */
+void quota_reclaim(struct task *t);                   /* every hart's reserve back to the shared count */
+int quota_charge_pt(struct task *t, long n);          /* PT frames: shared count only, see task.c */
+void quota_release_pt(struct task *t, long n);
+int quota_init(void);                                 /* the per-hart reserves; 0 or -E_NOMEM */
 extern struct task tasks[MAX_TASKS];
 
 /* --- cap.c (mk_lock held for all) --- */

@@ -9,6 +9,8 @@
 #include "printk.h"
 #include "arch.h"
 #include "smp.h"
+#include "shootdown.h"
+#include "harts.h"
 
 struct task tasks[MAX_TASKS];
 spinlock_t mk_lock = SPINLOCK_INIT_CLASS(&lock_class_mk);
@@ -35,14 +37,88 @@ unsigned long tasks_live(void)
 	return n;
 }
 
-/* Charge n (>= 0) more frames to t: 0, or -E_QUOTA (nothing charged) when
- * data frames + PT pages + reserved PT frames would pass the quota. Lock
- * free (atomics), so fault and transaction paths may call it. n is at most
- * 2^32 and every count is bounded by RAM, so nothing can wrap. */
-int quota_charge_frames(struct task *t, long n)
+/* Per-hart frame-quota reserves, in the way of a per-CPU counter: hart h
+ * keeps, for each task slot, frames already charged to that task's shared
+ * frames_used but not used yet. A fault's charge (a data frame, the PT
+ * frames a transaction reserves) takes them from its own hart's reserve,
+ * a release puts them back there, and only a refill (QRES_BATCH at once)
+ * or an overfull reserve (beyond QRES_MAX) touches the shared line.
+ * Since the reserves count in frames_used, frames_used + as.nr_frames +
+ * pt_resv <= frame_quota still bounds what the task really holds (every
+ * change that raises the left side is checked: refills, exact charges,
+ * and PT frames, charged to pt_resv and never to a reserve,
+ * quota_charge_pt); the exact use is frames_used less the reserves, which
+ * quota_frames_used reads after taking the reserves back. A charge that does
+ * not fit takes every hart's reserve back first (quota_reclaim), so a
+ * reserve never makes a charge fail that would fit.
+ *
+ * Each word is (task gen << 32) | frames: a reserve left by an earlier
+ * incarnation of the slot (a release after the task was reaped) counts as
+ * empty, and is overwritten. */
+#define QRES_BATCH 16
+#define QRES_MAX   32
+static uint64_t *qres;      /* harts_max rows of MAX_TASKS words */
+
+int quota_init(void)
 {
-	if (n < 0 || n > 0xffffffffL)
-		return -E_QUOTA;
+	qres = harts_alloc(MAX_TASKS * sizeof *qres);
+	return qres ? 0 : -E_NOMEM;
+}
+
+static uint64_t qres_tag(const struct task *t)
+{
+	return (uint64_t)__atomic_load_n(&t->gen, __ATOMIC_RELAXED) << 32;
+}
+
+/* Take n frames of t from this hart's reserve: 1, or 0 when it holds
+ * fewer. Any hart may change any word (CAS), so a migration in between
+ * only means another hart's reserve served us. */
+static int qres_take(struct task *t, long n)
+{
+	uint64_t *w = &qres[(uint64_t)this_cpu()->index * MAX_TASKS + t->id];
+	uint64_t tag = qres_tag(t), old = __atomic_load_n(w, __ATOMIC_RELAXED);
+	do {
+		if ((old & ~0xffffffffULL) != tag || (long)(old & 0xffffffffULL) < n)
+			return 0;
+	} while (!__atomic_compare_exchange_n(w, &old, old - (uint64_t)n, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return 1;
+}
+
+/* Put n charged frames of t into this hart's reserve; what would pass
+ * QRES_MAX is returned for the caller to uncharge. */
+static long qres_put(struct task *t, long n)
+{
+	uint64_t *w = &qres[(uint64_t)this_cpu()->index * MAX_TASKS + t->id];
+	uint64_t tag = qres_tag(t), old = __atomic_load_n(w, __ATOMIC_RELAXED), want;
+	long excess;
+	do {
+		long have = (old & ~0xffffffffULL) == tag ? (long)(old & 0xffffffffULL) : 0;
+		long keep = have + n > QRES_MAX ? QRES_MAX : have + n;
+		excess = have + n - keep;
+		want = tag | (uint64_t)keep;
+	} while (!__atomic_compare_exchange_n(w, &old, want, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return excess;
+}
+
+/* Every hart's reserve for t back to the shared count. Any context. */
+void quota_reclaim(struct task *t)
+{
+	uint64_t tag = qres_tag(t);
+	for (uint32_t i = 0; qres && i < harts_max; i++) {
+		uint64_t *w = &qres[(uint64_t)i * MAX_TASKS + t->id];
+		uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
+		while ((old & ~0xffffffffULL) == tag && (old & 0xffffffffULL) &&
+		       !__atomic_compare_exchange_n(w, &old, tag, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		if ((old & ~0xffffffffULL) == tag && (old & 0xffffffffULL))
+			__atomic_sub_fetch(&t->frames_used, (long)(old & 0xffffffffULL), __ATOMIC_RELAXED);
+	}
+}
+
+/* Charge n frames to the shared count: 0, or -E_QUOTA with nothing charged. */
+static int shared_charge(struct task *t, long n)
+{
 	long used = __atomic_add_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
 	if (used + (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) +
 	    __atomic_load_n(&t->pt_resv, __ATOMIC_RELAXED) > t->frame_quota) {
@@ -52,9 +128,76 @@ int quota_charge_frames(struct task *t, long n)
 	return 0;
 }
 
+/* Charge n PT frames to pt_resv: 0, or -E_QUOTA with nothing charged. */
+static int pt_charge(struct task *t, long n)
+{
+	long resv = __atomic_add_fetch(&t->pt_resv, n, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&t->frames_used, __ATOMIC_RELAXED) +
+	    (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) + resv <= t->frame_quota)
+		return 0;
+	__atomic_sub_fetch(&t->pt_resv, n, __ATOMIC_RELAXED);
+	return -E_QUOTA;
+}
+
+/* PT pages and metadata arrays a transaction reserves: the core uncharges
+ * each as it starts counting in as.nr_frames, so they must not come from a
+ * reserve (that would grow nr_frames with no check), and they stay out of
+ * frames_used (what a task uses is frames_used + nr_frames, the reserved
+ * ones not yet). They are charged only when a table is actually created,
+ * not on every fault. Before a refusal, as in quota_charge_frames. */
+int quota_charge_pt(struct task *t, long n)
+{
+	if (!pt_charge(t, n))
+		return 0;
+	shootdown_settle();      /* its releases refill reserves: reclaim after */
+	quota_reclaim(t);
+	return pt_charge(t, n);
+}
+
+void quota_release_pt(struct task *t, long n)
+{
+	__atomic_sub_fetch(&t->pt_resv, n, __ATOMIC_RELAXED);
+}
+
+/* Charge n (>= 0) more frames to t: 0, or -E_QUOTA (nothing charged) when
+ * data frames + PT pages + reserved PT frames would pass the quota. Lock
+ * free (atomics), so fault and transaction paths may call it (core PT
+ * locks held included). n is at most 2^32 and every count is bounded by
+ * RAM, so nothing can wrap. Before it refuses, the per-hart reserves and
+ * the frames parked behind a TLB shootdown go back, so the refusal is
+ * exact. */
+int quota_charge_frames(struct task *t, long n)
+{
+	if (n < 0 || n > 0xffffffffL)
+		return -E_QUOTA;
+	if (n && n <= QRES_BATCH) {
+		if (qres_take(t, n))
+			return 0;
+		if (!shared_charge(t, n + QRES_BATCH)) {
+			long excess = qres_put(t, QRES_BATCH);
+			if (excess)
+				__atomic_sub_fetch(&t->frames_used, excess, __ATOMIC_RELAXED);
+			return 0;
+		}
+	}
+	if (!shared_charge(t, n))
+		return 0;
+	shootdown_settle();
+	quota_reclaim(t);
+	return shared_charge(t, n);
+}
+
 void quota_release_frames(struct task *t, long n)
 {
-	__atomic_sub_fetch(&t->frames_used, n, __ATOMIC_RELAXED);
+	long excess = n <= QRES_MAX ? qres_put(t, n) : n;
+	if (excess)
+		__atomic_sub_fetch(&t->frames_used, excess, __ATOMIC_RELAXED);
+}
+
+long quota_frames_used(struct task *t)
+{
+	quota_reclaim(t);
+	return __atomic_load_n(&t->frames_used, __ATOMIC_RELAXED);
 }
 
 /* Needs mk_lock. Carve q (plus one task struct) from parent's quotas:
@@ -80,6 +223,7 @@ static int quota_carve(struct task *parent, const struct quota *q)
  * charge is returned when the struct is freed (task_put). */
 static void quota_return(struct task *parent, struct task *t)
 {
+	quota_reclaim(t);
 	long frames_left = __atomic_load_n(&t->frames_used, __ATOMIC_RELAXED);
 	quota_release_frames(parent, t->frame_quota - frames_left);
 	parent->threads_used -= t->thread_quota - t->threads_used;
@@ -294,6 +438,9 @@ static void reap(struct task *t)
 	spin_unlock_irqrestore(&mk_lock, f);
 	t->tearing_down = 1;
 	uvm_as_destroy(t);
+	/* Frames of t parked behind a shootdown go back now, so that what
+	 * quota_return reads counts only frames still referenced elsewhere. */
+	shootdown_settle();
 	f = spin_lock_irqsave(&mk_lock);
 	for (int i = 0; i < MAX_THREADS; i++)
 		if (threads[i].task == t && threads[i].state == T_FREE)

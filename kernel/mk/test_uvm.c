@@ -7,6 +7,9 @@
 #include "kernel.h"
 #include "uvm_frames.h"
 #include "cortenmm/cursor.h"
+#include "shootdown.h"
+#include "timer.h"
+#include "frame.h"
 
 #define TU_VA 0x3000000000UL   /* 192 GiB: below Sv39's top, used by no program */
 
@@ -92,6 +95,96 @@ KTEST(60, uvm_fault_zframe_cache)
 	else if (e3 || q3 || m3.kind != MM_MAPPED || m3.pa != next || !all_zero(m3.pa))
 		fail = KFAIL("next fault: %d, kind %d, mapped %lx, the cache offered %lx", e3, m3.kind,
 			     (unsigned long)m3.pa, (unsigned long)next);
+	if (tu_set(t, TU_VA, 2 * PAGE_SIZE, 0) && !fail)
+		fail = KFAIL("unmap failed");
+	return fail;
+}
+
+/* One try of uvm_shootdown_ack_then_park on hart `other`: map a page,
+ * hold `other` between its acknowledgement and its flush, unmap. Fills
+ * the observations; returns 1 when `other` did not answer in time (the
+ * SBI fallback flushed it, nothing to conclude), else 0. Needs:
+ * interrupts off, the two pages at TU_VA reserved, the first free of
+ * frames. */
+struct sd_seen {
+	int err;
+	uint64_t seq, acked, applied;     /* while held */
+	int free_held, free_after;        /* the frame back in the allocator */
+	int applied_later;
+};
+static int sd_try(struct task *t, uint32_t other, struct sd_seen *o)
+{
+	struct mm_info m;
+	/* The next page stays mapped: its leaf table is not pruned, which
+	 * would be a second shootdown the held hart cannot acknowledge. */
+	o->err = uvm_fault(t, TU_VA, 1, 0) || uvm_fault(t, TU_VA + PAGE_SIZE, 1, 0);
+	if (!o->err)
+		o->err = tu_query(t, TU_VA, &m);
+	if (o->err)
+		return 0;
+	struct shootdown_stats s0, s1;
+	int me = (int)this_cpu()->index;
+	shootdown_stats(&s0, me);
+	o->seq = shootdown_next_seq();
+	shootdown_hold_hart = other;
+	__atomic_store_n(&shootdown_hold, 1, __ATOMIC_RELEASE);
+	/* The unmap drops the mapping's reference, the frame's last one. */
+	o->err = tu_set(t, TU_VA, PAGE_SIZE, 0) || tu_set(t, TU_VA, PAGE_SIZE, 1);
+	o->acked = shootdown_acked(other);
+	o->applied = shootdown_applied(other);
+	o->free_held = frame_is_free(m.pa);
+	__atomic_store_n(&shootdown_hold, 0, __ATOMIC_RELEASE);
+	uint64_t until = time_after_us(1000000);
+	while (shootdown_applied(other) < o->seq && arch_time_now() < until)
+		shootdown_service();   /* the other hart may be shooting at us */
+	o->applied_later = shootdown_applied(other) >= o->seq;
+	shootdown_settle();
+	o->free_after = frame_is_free(m.pa);
+	shootdown_stats(&s1, me);
+	return s1.fallbacks != s0.fallbacks;
+}
+
+/* The IPI shootdown of an unmap: the other hart (made a target by setting
+ * its bit in our hart_mask) acknowledges before it flushes, so the unmap
+ * returns while that hart is held between the two; the unmapped frame
+ * (its last reference gone) stays out of the allocator (parked) until the
+ * hold ends and the flush was applied.
+ * A try in which the other hart did not answer within the shootdown's wait
+ * (a busy host, or it was waiting for us) is repeated. */
+KTEST(60, uvm_shootdown_ack_then_park)
+{
+	struct thread *me = cur_thread();
+	if (!me || ncpus < 2 || (boot_config.ablate & ABLATE_IPIFLUSH))
+		return 0;   /* no task, no other hart, or the SBI flush chosen */
+	struct task *t = me->task;
+	if (tu_set(t, TU_VA, 2 * PAGE_SIZE, 1))
+		return KFAIL("reserve failed");
+	struct sd_seen o = { 0 };
+	int fell_back = 1;
+	for (int i = 0; i < 8 && fell_back && !o.err; i++) {
+		unsigned long f = irq_save();
+		uint32_t other = this_cpu()->index == 0 ? 1 : 0;
+		int had = hartmask_test(&t->hart_mask, other);
+		hartmask_set(&t->hart_mask, other);
+		fell_back = sd_try(t, other, &o);
+		if (!had)
+			hartmask_clear(&t->hart_mask, other);
+		irq_restore(f);
+	}
+	int fail = 0;
+	if (o.err)
+		fail = KFAIL("fault, query or unmap failed (%d)", o.err);
+	else if (fell_back)
+		fail = KFAIL("the other hart never acknowledged in time (8 tries): seq %lu acked %lu applied %lu",
+			     (unsigned long)o.seq, (unsigned long)o.acked, (unsigned long)o.applied);
+	else if (o.acked < o.seq || o.applied >= o.seq)
+		fail = KFAIL("while held: request %lu, acknowledged %lu, applied %lu (want ack, no flush)",
+			     (unsigned long)o.seq, (unsigned long)o.acked, (unsigned long)o.applied);
+	else if (o.free_held)
+		fail = KFAIL("frame back in the allocator before the flush (want parked)");
+	else if (!o.applied_later || !o.free_after)
+		fail = KFAIL("after the flush: applied %d, frame free %d (want both)",
+			     o.applied_later, o.free_after);
 	if (tu_set(t, TU_VA, 2 * PAGE_SIZE, 0) && !fail)
 		fail = KFAIL("unmap failed");
 	return fail;

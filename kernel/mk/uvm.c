@@ -16,6 +16,7 @@
 #include "paging.h"
 #include "uvm_frames.h"
 #include "harts.h"
+#include "shootdown.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -83,6 +84,14 @@ static struct mm_page *p_page_desc(uint64_t pa)
 		panic("uvm: no descriptor for %lx", (unsigned long)pa);
 	return &f->desc;
 }
+/* The core hands frames and PT pages back after tlb_flush returned, which
+ * with the IPI shootdown means every target acknowledged, not that every
+ * TLB is clean. The bookkeeping happens at once (map count, references,
+ * quota: what programs can observe stays as with a complete flush), but
+ * the memory itself goes back to the allocator only once every flush
+ * posted before was applied (shootdown_defer; uvm_frame_put for data
+ * frames). With ablate=ipiflush the SBI flush was complete and nothing is
+ * pending, so it goes at once. */
 static void p_frame_release(uint64_t pa, unsigned level)
 {
 	uint64_t n = 1ULL << (9 * (level - 1));
@@ -90,6 +99,15 @@ static void p_frame_release(uint64_t pa, unsigned level)
 		uvm_frame_unmapped(pa + i * PAGE_SIZE);
 		uvm_frame_put(pa + i * PAGE_SIZE);
 	}
+}
+static void pt_free_now(uint64_t pa, unsigned level)
+{
+	(void)level;
+	kmm_pt_free(pa);
+}
+static void p_pt_free(uint64_t pa)
+{
+	shootdown_defer(pa, 1, pt_free_now);
 }
 static struct mm_pool *p_pool(void) { return &uharts[this_cpu()->index].pool; }
 
@@ -99,11 +117,8 @@ static struct mm_pool *p_pool(void) { return &uharts[this_cpu()->index].pool; }
 static int p_frames_charge(struct mm_as *as, unsigned n)
 {
 	struct task *t = as->ctx;
-	long resv = __atomic_add_fetch(&t->pt_resv, (long)n, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&t->frames_used, __ATOMIC_RELAXED) +
-	    (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) + resv <= t->frame_quota)
+	if (!quota_charge_pt(t, (long)n))
 		return 0;
-	__atomic_sub_fetch(&t->pt_resv, (long)n, __ATOMIC_RELAXED);
 	struct thread *me = cur_thread();
 	if (me)
 		me->quota_refused = 1;
@@ -111,14 +126,17 @@ static int p_frames_charge(struct mm_as *as, unsigned n)
 }
 static void p_frames_uncharge(struct mm_as *as, unsigned n)
 {
-	struct task *t = as->ctx;
-	__atomic_sub_fetch(&t->pt_resv, (long)n, __ATOMIC_RELAXED);
+	quota_release_pt(as->ctx, (long)n);
 }
 
-/* Flush [start, end) of as on every hart that ever ran it. SBI RFENCE
- * returns after the remote harts flushed, which the core's contract needs
- * (it calls us holding its PT-page locks). */
-static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
+/* Flush [start, end) of as on every hart that ever ran it. Returns when
+ * no hart can use the old translations any more: by default every remote
+ * target acknowledged the kernel's IPI shootdown (it flushes before it can
+ * return to any user access, shootdown.h), and what the core frees next is
+ * parked until the flushes were applied (uvm_frame_put, p_pt_free); with complete
+ * set (break-before-make) or ablate=ipiflush (SBI RFENCE), when every
+ * target flushed. */
+static void tlb_flush_as(struct mm_as *as, uint64_t start, uint64_t end, int complete)
 {
 	struct task *t = as->ctx;
 	struct hartmask mask;
@@ -145,12 +163,28 @@ static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
 				arch_tlb_flush_page_asid(va, asid);
 		}
 	}
-	if (!remote)
+	/* Only this hart (the common case at one hart, or with the other
+	 * harts idle): nothing remote to post, ask or wait for. */
+	mask.w[me / 64] &= ~(1ULL << (me % 64));
+	if (!remote || hartmask_empty(&mask))
 		return;
+	long tag = asid_bits ? (long)asid : ARCH_NO_ASID;
+	if (!(boot_config.ablate & ABLATE_IPIFLUSH)) {
+		shootdown_flush(&mask, tag, whole ? 0 : start, whole ? 0 : end, complete);
+		return;
+	}
 	unsigned long fs = whole ? 0 : start, fl = whole ? (unsigned long)-1 : size;
-	long e = arch_tlb_flush_remote(&mask, fs, fl, asid_bits ? (long)asid : ARCH_NO_ASID);
+	long e = arch_tlb_flush_remote(&mask, fs, fl, tag);
 	if (e)
 		panic("uvm: remote TLB flush failed (%ld)", e);
+}
+static void p_tlb_flush(struct mm_as *as, uint64_t start, uint64_t end)
+{
+	tlb_flush_as(as, start, end, 0);
+}
+static void p_tlb_flush_bbm(struct mm_as *as, uint64_t start, uint64_t end)
+{
+	tlb_flush_as(as, start, end, 1);
 }
 
 const struct mm_platform uvm_platform = {
@@ -160,8 +194,9 @@ const struct mm_platform uvm_platform = {
 	.pool = p_pool,
 	.frames_charge = p_frames_charge,
 	.frames_uncharge = p_frames_uncharge,
+	.pt_free = p_pt_free,
 	.tlb_flush = p_tlb_flush,
-	.tlb_flush_bbm = p_tlb_flush,   /* returns once every hart flushed */
+	.tlb_flush_bbm = p_tlb_flush_bbm,   /* returns once every hart flushed */
 };
 
 /* --- frames --- */
@@ -193,8 +228,11 @@ static int zframe_get(uint64_t *pa)
 	}
 	irq_restore(f);
 	paddr_t p;
-	if (frame_alloc(FRAME_ZERO, &p))
-		return -E_NOMEM;
+	if (frame_alloc(FRAME_ZERO, &p)) {
+		shootdown_settle();    /* frames parked behind a shootdown */
+		if (frame_alloc(FRAME_ZERO, &p))
+			return -E_NOMEM;
+	}
 	*pa = p;
 	return 0;
 }
@@ -267,6 +305,16 @@ void uvm_frame_get(uint64_t pa)
 		panic("uvm: reference to a free frame %lx", (unsigned long)pa);
 }
 
+/* A user data frame nobody references goes back to the allocator (after
+ * the shootdowns posted before its last reference went, uvm_frame_put). */
+static void frame_free_now(uint64_t pa, unsigned level)
+{
+	(void)level;
+	frames_count(-1);
+	if (frame_free(pa))
+		panic("uvm: frame %lx double free", (unsigned long)pa);
+}
+
 void uvm_frame_put(uint64_t pa)
 {
 	struct finfo *f = fi_of(pa);
@@ -280,15 +328,15 @@ void uvm_frame_put(uint64_t pa)
 	if (f->charged_id >= 0) {
 		struct task *t = &tasks[f->charged_id];
 		if (t->gen == f->charged_gen)
-			__atomic_sub_fetch(&t->frames_used, 1, __ATOMIC_RELAXED);
+			quota_release_frames(t, 1);
 	}
-	frames_count(-1);
-	if (frame_free(pa))
-		panic("uvm: frame %lx double free", (unsigned long)pa);
+	shootdown_defer(pa, 1, frame_free_now);
 }
 
+/* Exact: parked frames are released first (shootdown_settle). */
 long uvm_frames_in_use(void)
 {
+	shootdown_settle();
 	long n = 0;
 	for (uint32_t i = 0; uharts && i < harts_max; i++)
 		n += __atomic_load_n(&uharts[i].frames, __ATOMIC_RELAXED);
@@ -376,7 +424,7 @@ unsigned long uvm_pooled_frames(void)
 int uvm_init(void)
 {
 	uharts = harts_alloc(sizeof *uharts);
-	if (!uharts)
+	if (!uharts || shootdown_init() || quota_init())
 		return -E_NOMEM;
 	struct phys_range r[FRAME_MAX_REGIONS];
 	int n = frame_regions(r, FRAME_MAX_REGIONS);

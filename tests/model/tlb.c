@@ -27,7 +27,17 @@
  * queues the range on every hart and returns; a hart applies its queue
  * before its next access (it cannot reach user mode first); released
  * frames are parked until every hart has applied the flushes queued before
- * the release. "Usable" then means: not covered by the hart's queue.
+ * the release. "Usable" then means: not covered by the hart's queue. This
+ * is what the kernel's user shootdown does (kernel/shootdown.h): a target
+ * acknowledges on taking the interrupt, flushes before it returns to any
+ * user access, and unmapped frames and PT pages are parked until every
+ * hart applied what was posted before (its per-hart pend_lo marks play
+ * flush_gen and hart.gen here; a full parking ring forces a flush of every
+ * hart, as a full queue here). The kernel posts only to the harts that may
+ * hold the address space, which this model, with one space on every hart,
+ * does not distinguish. A build with -DTLB_MUTANT_FREE_AT_ACK
+ * (tlb-mutant-lazy-free-at-ack) frees at once, before the queues are
+ * applied: the run must fail.
  * --mutate drops every third flush request: the run must fail (the checks
  * bite). A core built with -DMM_BUG_NO_BBM (tlb_nobbm) replaces entries
  * without breaking them first: on a table that needs BBM the run must
@@ -412,6 +422,13 @@ static void sim_frame_release(uint64_t pa, unsigned level)
 	 * the frame until their hart has flushed */
 	CHECK(!frame_reachable(pa, size, true),
 	      "frame %#" PRIx64 " released with a usable translation to it", pa);
+#ifdef TLB_MUTANT_FREE_AT_ACK
+	/* Seeded bug: free at the acknowledgement, queues not yet applied. */
+	CHECK(!frame_reachable(pa, size, false),
+	      "frame %#" PRIx64 " freed while a hart can still reach it", pa);
+	host_plat.frame_release(pa, level);
+	return;
+#endif
 	if (nparked == MAX_PARKED) {
 		/* no room: interrupt every hart so it flushes, then free */
 		for (unsigned h = 0; h < NHARTS; h++)

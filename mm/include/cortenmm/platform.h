@@ -121,8 +121,16 @@ struct mm_platform {
 	 * when the cursor's batch of released frames fills, for protocol vma,
 	 * with as->flush_locked, and when every late-flush slot is busy. A
 	 * kernel must therefore flush by means that do not need the targets to
-	 * take core locks (SBI RFENCE does). Data frames and PT pages are
-	 * released only after this returns. */
+	 * take core locks (SBI RFENCE does; so does an IPI whose targets answer
+	 * from their interrupt handler and while they spin on a core lock).
+	 * "No hart can use them" may mean acknowledged rather than flushed: a
+	 * hart that will flush before it makes any access through the old
+	 * translations (it is in its interrupt handler, the flush comes before
+	 * the return) counts. Such a platform must then hold the data frames
+	 * (frame_release) and PT pages (pt_free) it is handed after this
+	 * returns until every such hart has flushed: their TLBs may still name
+	 * them. The kernel's user platform does so (kernel/shootdown.h). Data
+	 * frames and PT pages are released only after this returns. */
 	void (*tlb_flush)(struct mm_as *as, uint64_t start, uint64_t end);
 	/* Break-before-make (needed when the arch sets needs_bbm; NULL
 	 * otherwise is fine): the entries for [start, end) of `as` were just
