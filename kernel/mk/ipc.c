@@ -232,7 +232,7 @@ static struct endpoint *reply_lock(struct thread *c, uint64_t seq)
 	if (!e)
 		return NULL;
 	ep_lock(e);
-	if (c->ep == e && c->block == B_REPLY && c->call_seq == seq)
+	if (ipc_reply_waits(c, e, seq))
 		return e;
 	ep_unlock(e);
 	return NULL;
@@ -523,11 +523,10 @@ long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const
 /* Needs irqs off. The endpoint named by t's cap in slot, locked, if that
  * cap is an endpoint cap with `need` rights; its badge and rights in
  * *badge, *rights. Else NULL with *err. No lock is needed to read the
- * slot: its sequence count (cap.c slot_write_*) is even and the same
- * before and after the read, and still the same once the endpoint is
- * locked. A cap deleted after that point is deleted after this IPC:
- * ipc_ep_cap_gone, which comes after the slot changed, takes the
- * endpoint lock after us and finds whatever wait we leave there. */
+ * slot (ep_snap_read), as long as it still holds once the endpoint is
+ * locked (ep_snap_holds). A cap deleted after that point is deleted after
+ * this IPC: ipc_ep_cap_gone, which comes after the slot changed, takes
+ * the endpoint lock after us and finds whatever wait we leave there. */
 static struct endpoint *ep_cap_lock(struct task *t, long slot, unsigned need, uint64_t *badge,
 				    unsigned *rights, int *err)
 {
@@ -535,34 +534,27 @@ static struct endpoint *ep_cap_lock(struct task *t, long slot, unsigned need, ui
 		*err = -E_BADCAP;
 		return NULL;
 	}
-	const uint32_t *sq = &t->cseq[slot];
-	const struct cap *c = &t->cspace[slot];
 	for (;;) {
-		uint32_t s = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
-		int type = c->type;
-		unsigned r = c->rights;
-		uint64_t b = c->badge;
-		struct endpoint *e = c->o.ep;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if ((s & 1) || __atomic_load_n(sq, __ATOMIC_RELAXED) != s) {
+		struct ep_snap s;
+		if (ep_snap_read(t, (unsigned long)slot, &s)) {
 			cpu_relax();
 			continue;
 		}
-		if (type != CAP_ENDPOINT) {
+		if (s.type != CAP_ENDPOINT) {
 			*err = -E_BADCAP;
 			return NULL;
 		}
-		if ((r & need) != need) {
+		if ((s.rights & need) != need) {
 			*err = -E_PERM;
 			return NULL;
 		}
-		ep_lock(e);
-		if (__atomic_load_n(sq, __ATOMIC_RELAXED) == s) {
-			*badge = b;
-			*rights = r;
-			return e;
+		ep_lock(s.e);
+		if (ep_snap_holds(t, (unsigned long)slot, &s)) {
+			*badge = s.badge;
+			*rights = s.rights;
+			return s.e;
 		}
-		ep_unlock(e);
+		ep_unlock(s.e);
 	}
 }
 
@@ -645,7 +637,7 @@ long sys_ipc(struct uframe *uf, long nr)
 		 * it under its own endpoint's lock first. */
 		struct thread *c = me->caller;
 		me->recv_slot = extra;
-		if (c && c->ep == e && c->block == B_REPLY && c->call_seq == me->caller_seq) {
+		if (c && ipc_reply_waits(c, e, me->caller_seq)) {
 			me->caller = NULL;
 			set_reply(c, w);
 			if (!e->senders && sched_can_direct(this_rq(), c) && !ipc_block(me, e, B_RECV)) {

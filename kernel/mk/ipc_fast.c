@@ -107,17 +107,13 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 	struct thread *me = rq->cur;
 	struct task *t = me->task;
 	/* The cap, read with no lock (ipc.c ep_cap_lock). */
-	const uint32_t *sq = &t->cseq[slot];
-	const struct cap *c = &t->cspace[slot];
-	uint32_t s = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
-	unsigned type = c->type, rights = c->rights;
-	uint64_t badge = c->badge;
-	struct endpoint *e = c->o.ep;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if ((s & 1) || type != CAP_ENDPOINT || __atomic_load_n(sq, __ATOMIC_RELAXED) != s)
+	struct ep_snap s;
+	if (ep_snap_read(t, slot, &s) || s.type != CAP_ENDPOINT)
 		return h;
+	struct endpoint *e = s.e;
+	unsigned rights = s.rights;
 	ep_lock(e);
-	if (__atomic_load_n(sq, __ATOMIC_RELAXED) != s)
+	if (!ep_snap_holds(t, slot, &s))
 		goto slow;
 	struct thread *p;
 	if (nr == SYS_CALL) {
@@ -126,11 +122,11 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) || !sched_as_ready(rq, p->task) ||
 		    ipc_block(me, e, B_REPLY))
 			goto slow;
-		fast_call(me, e, badge, p);
+		fast_call(me, e, s.badge, p);
 	} else {
 		p = me->caller;
-		if (!(rights & R_RECV) || e->senders || !p || p->ep != e || p->block != B_REPLY ||
-		    p->call_seq != me->caller_seq || !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
+		if (!(rights & R_RECV) || e->senders || !p || !ipc_reply_waits(p, e, me->caller_seq) ||
+		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
 		    !sched_as_ready(rq, p->task) || ipc_block(me, e, B_RECV))
 			goto slow;
 		fast_reply_recv(me, e, p);

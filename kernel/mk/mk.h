@@ -423,6 +423,44 @@ static inline __attribute__((always_inline)) int ipc_block(struct thread *me, st
 	me->block = B_NONE;
 	return -E_DEAD;
 }
+/* An endpoint cap read with no lock (ipc.c ep_cap_lock, ipc_fast.c). */
+struct ep_snap {
+	uint32_t seq;               /* the slot's sequence count at the read */
+	unsigned type, rights;
+	uint64_t badge;
+	struct endpoint *e;         /* meaningful when type is CAP_ENDPOINT */
+};
+/* Needs: slot in range. Read t's cap in slot between two looks at the
+ * slot's sequence count (cap.c slot_write_*): 0 when both were the same
+ * even value, so *s is one cap as installed (of any type); -1 when the
+ * slot was being written or changed meanwhile (read again or give up). */
+static inline __attribute__((always_inline))
+int ep_snap_read(const struct task *t, unsigned long slot, struct ep_snap *s)
+{
+	const struct cap *c = &t->cspace[slot];
+	s->seq = __atomic_load_n(&t->cseq[slot], __ATOMIC_ACQUIRE);
+	s->type = c->type;
+	s->rights = c->rights;
+	s->badge = c->badge;
+	s->e = c->o.ep;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return (s->seq & 1) || __atomic_load_n(&t->cseq[slot], __ATOMIC_RELAXED) != s->seq ? -1 : 0;
+}
+/* Needs s->e locked (taken after ep_snap_read). Whether the slot is still
+ * as read: then a delete of that cap comes after us (it takes the
+ * endpoint lock after changing the slot) and finds whatever we leave. */
+static inline __attribute__((always_inline))
+int ep_snap_holds(const struct task *t, unsigned long slot, const struct ep_snap *s)
+{
+	return __atomic_load_n(&t->cseq[slot], __ATOMIC_RELAXED) == s->seq;
+}
+/* Needs e locked. Whether thread c waits through e for the reply to its
+ * call `seq` (the wait's endpoint stays the same for the whole call). */
+static inline __attribute__((always_inline))
+int ipc_reply_waits(const struct thread *c, const struct endpoint *e, uint64_t seq)
+{
+	return c->ep == e && c->block == B_REPLY && c->call_seq == seq;
+}
 struct endpoint *ep_alloc(struct task *charge);       /* mk_lock held */
 void ep_put(struct endpoint *e);                      /* mk_lock held */
 void ep_put_nolock(struct endpoint *e);               /* mk_lock NOT held: ep_put, taking mk_lock only for the last reference */

@@ -427,9 +427,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 			return -E_FAULT;
 		f = spin_lock_irqsave(&mk_lock);
 		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
-		uint64_t end = time_after_us(a);
-		while ((int64_t)(arch_time_now() - end) < 0)
-			cpu_relax();
+		udelay(a);
 		sched_activate(cur_thread());
 		int e = copy_from_user(&c1, b, sizeof c1);
 		spin_unlock_irqrestore(&mk_lock, f);
