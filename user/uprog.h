@@ -9,6 +9,10 @@ enum { ROLE_INIT = 0, ROLE_ECHO, ROLE_PROBE, ROLE_FUZZ, ROLE_HOG, ROLE_SHARE, RO
        ROLE_BENCH_SRV };
 
 int cmd_selftest(int argc, char **argv);
+/* A user test returns 0 (passed), UTEST_SKIP with the reason in why (the
+ * machine lacks what it needs: counted as skipped, not passed), or another
+ * nonzero value with why filled (failed). */
+#define UTEST_SKIP 2
 int cmd_sysfuzz(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int bench_ipc_child(long arg);      /* ROLE_BENCH_SRV: bench ipc's server task */
@@ -50,6 +54,9 @@ int sec_wx(char *why);
 int sec_console_cap(char *why);
 int sec_revoke_region(char *why);
 int sec_grant_at_delivery(char *why);
+/* Frame grants bind their mappings (sec_grants.c). */
+int sec_ro_frame_protect(char *why);
+int sec_clone_noshare(char *why);
 
 /* Fault endpoints and empty tasks (pager_tests.c, selftest names pg_*)
  * and the `pagerkill` command (pagerkill.c). Their child roles: */

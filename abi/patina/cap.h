@@ -68,10 +68,12 @@ enum region_opcode {
 	ROP_MARK_PAGER,  /* va, len, prot, arg = tag (< 2^40): pager-managed; faults go to the pager */
 	ROP_MARK_SWAPPED,/* va, len, arg = swap slot (< 2^40): evicted; faults go to the pager */
 	ROP_PROTECT,     /* va, len, prot: new permissions of mapped, COW, reserved and pager pages
-	                  * (others untouched); a downgrade is flushed from every hart before return */
+	                  * (others untouched); a downgrade is flushed from every hart before return;
+	                  * E_PERM if it would make a QF_NOWRITE mapping writable */
 	ROP_AGE,         /* va: like QUERY, then clears the accessed bit (R_QUERY | R_PROTECT) */
 	ROP_EVICT,       /* va, arg = empty slot of the caller: unmap the page and put its frame
-	                  * there as a frame cap (READ|WRITE|SHARE); out_prot has QF_DIRTY if it was
+	                  * there as a frame cap (READ|WRITE|SHARE, less what the mapping's
+	                  * QF_NOWRITE / QF_NOSHARE limits deny); out_prot has QF_DIRTY if it was
 	                  * written; the frame's charge moves to the caller (R_UNMAP) */
 };
 #define PROT_R 1u
@@ -84,6 +86,11 @@ enum region_opcode {
 /* out_prot flags of ROP_QUERY / ROP_AGE / ROP_EVICT (mapped and COW pages). */
 #define QF_ACCESSED 0x100u
 #define QF_DIRTY    0x200u
+/* The mapping's limits, from the frame cap that made it: it can never be
+ * made writable (the cap had no R_WRITE), and its frame is not shared
+ * into another address space by clone (the cap had no R_SHARE). */
+#define QF_NOWRITE  0x400u
+#define QF_NOSHARE  0x800u
 
 /* Status kinds a query reports (same numbers as the mm core's). */
 enum region_kind { RK_INVALID, RK_RESERVED, RK_MAPPED, RK_SWAPPED, RK_PAGER, RK_COW };

@@ -9,9 +9,10 @@
  *
  * Under the cursors, first validation (nothing changes on failure): the
  * destination range must be empty (E_EXIST), no huge mapped page in the
- * source (E_INVAL; user space never maps any), and no page whose
+ * source (E_INVAL; user space never maps any), no page whose
  * permissions the destination cap's R_READ / R_WRITE / R_EXEC do not allow
- * (E_PERM). Then the source's mapped pages become copy-on-write (keeping
+ * (E_PERM), and no page mapped through a frame cap without R_SHARE
+ * (MM_MAP_NOSHARE: E_PERM; that frame's giver allowed one mapping). Then the source's mapped pages become copy-on-write (keeping
  * their permissions as the logical ones) and that downgrade is flushed
  * from every hart's TLB BEFORE anything appears in the destination, so no
  * write made after the snapshot can reach a shared frame. Then a walk
@@ -119,6 +120,9 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 			if ((info.kind == MM_MAPPED || info.kind == MM_COW) && info.level != 1)
 				err = -E_INVAL;
 			else if (info.prot & MM_RWX & ~allowed)
+				err = -E_PERM;
+			else if ((info.kind == MM_MAPPED || info.kind == MM_COW) &&
+				 (info.limits & MM_MAP_NOSHARE))
 				err = -E_PERM;
 			va = piece_end(nx, info.level, hi);
 		}

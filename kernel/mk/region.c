@@ -17,7 +17,14 @@
  * permissions MAP, MARK, MARK_PAGER, MARK_SWAPPED and PROTECT may give a
  * page (E_PERM at decode otherwise). A frame that is mapped already may be
  * mapped again only through a frame cap with R_SHARE. EVICT moves a page's
- * frame, and its quota charge, to the caller as a frame cap. */
+ * frame, and its quota charge, to the caller as a frame cap.
+ *
+ * Frame rights bind a mapping for its whole life: a MAP through a frame
+ * cap without R_WRITE (not COW) is made MM_MAP_NOWRITE, so no later
+ * PROTECT can make it writable (E_PERM); one through a cap without
+ * R_SHARE is made MM_MAP_NOSHARE, so clone refuses to put the frame into
+ * a second address space; EVICT of such a page gives a frame cap with no
+ * more rights than those limits leave. */
 #include "mk.h"
 #include "uvm_frames.h"
 #include "kstring.h"
@@ -47,6 +54,22 @@ static uint32_t page_rights(unsigned rights)
 	       ((rights & R_EXEC) ? PROT_X : 0);
 }
 
+/* The QF_* flags that report a mapping's limits. */
+static uint64_t limit_flags(unsigned limits)
+{
+	return ((limits & MM_MAP_NOWRITE) ? QF_NOWRITE : 0) | ((limits & MM_MAP_NOSHARE) ? QF_NOSHARE : 0);
+}
+
+/* The limits a MAP through a frame cap with `rights` gives the mapping:
+ * what the cap does not allow, it never will (COW never writes the frame). */
+static unsigned map_limits(unsigned rights, uint32_t prot)
+{
+	unsigned l = (rights & R_SHARE) ? 0 : MM_MAP_NOSHARE;
+	if (!(rights & R_WRITE) && !(prot & PROT_COW))
+		l |= MM_MAP_NOWRITE;
+	return l;
+}
+
 /* A query result as the ABI reports it: kind, PROT_* | QF_*, tag or slot;
  * never a physical address. */
 static void report(struct region_op *op, const struct mm_info *info)
@@ -54,7 +77,8 @@ static void report(struct region_op *op, const struct mm_info *info)
 	op->out_kind = info->kind;
 	op->out_prot = info->prot & 7;
 	if (info->kind == MM_MAPPED || info->kind == MM_COW)
-		op->out_prot |= (info->accessed ? QF_ACCESSED : 0) | (info->dirty ? QF_DIRTY : 0);
+		op->out_prot |= (info->accessed ? QF_ACCESSED : 0) | (info->dirty ? QF_DIRTY : 0) |
+				limit_flags(info->limits);
 	op->out_tag = (info->kind == MM_PAGER || info->kind == MM_SWAPPED) ? info->arg : 0;
 }
 
@@ -78,6 +102,7 @@ static int mm_to_err(int e)
 	switch (e) {
 	case MM_OK: return 0;
 	case MM_EEXIST: case MM_EMAPPED: return -E_EXIST;
+	case MM_EPROT: return -E_PERM;  /* decode checked prot: only a mapping's limits refuse */
 	case MM_ENOMEM:
 		if (me->quota_refused) {
 			me->quota_refused = 0;
@@ -97,8 +122,11 @@ static int w_and_x(uint32_t prot)
  * (not COW) and its frame referenced by nothing but this mapping (else a
  * frame cap to it would reach memory others share: E_BUSY). The caller
  * pays for the frame from now on (E_QUOTA if it has no room; checked
- * before anything changes); the mapping's reference becomes *pa's. */
-static int evict(struct task *t, struct mm_cursor *c, struct region_op *op, uint64_t *pa)
+ * before anything changes); the mapping's reference becomes *pa's, and
+ * *rights the rights of the frame cap it becomes (no more than the
+ * mapping's limits allowed). */
+static int evict(struct task *t, struct mm_cursor *c, struct region_op *op, uint64_t *pa,
+		 unsigned *rights)
 {
 	struct mm_info info;
 	int r = mm_to_err(mm_query(c, op->va, &info));
@@ -124,9 +152,12 @@ static int evict(struct task *t, struct mm_cursor *c, struct region_op *op, uint
 		uvm_frame_recharge(info.pa, t);   /* refunds the old owner */
 	uvm_frame_unmapped(info.pa);
 	op->out_kind = info.kind;
-	op->out_prot = (info.prot & 7) | (info.accessed ? QF_ACCESSED : 0) | (info.dirty ? QF_DIRTY : 0);
+	op->out_prot = (info.prot & 7) | (info.accessed ? QF_ACCESSED : 0) | (info.dirty ? QF_DIRTY : 0) |
+		       limit_flags(info.limits);
 	op->out_tag = 0;
 	*pa = info.pa;
+	*rights = R_READ | ((info.limits & MM_MAP_NOWRITE) ? 0 : R_WRITE) |
+		  ((info.limits & MM_MAP_NOSHARE) ? 0 : R_SHARE);
 	return 0;
 }
 
@@ -139,6 +170,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 {
 	uint64_t frame_pa[REGION_MAX_OPS];
 	uint8_t counted[REGION_MAX_OPS];    /* MAP: the frame's map count was taken at decode */
+	uint8_t limits[REGION_MAX_OPS];     /* MAP: MM_MAP_* limits from the frame cap's rights */
 	if ((lo | hi) & (PAGE_SIZE - 1) || lo >= hi)
 		return -E_INVAL;
 
@@ -152,7 +184,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	if (rc && (lo < rc->lo || hi > rc->hi))
 		err = -E_RANGE;
 	for (long i = 0; i < n; i++)
-		frame_pa[i] = 0, counted[i] = 0;
+		frame_pa[i] = 0, counted[i] = 0, limits[i] = 0;
 	for (long i = 0; !err && i < n; i++) {
 		struct region_op *op = &ops[i];
 		unsigned need = op_right(op->op);
@@ -193,6 +225,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 			else if (fc && !(err = uvm_frame_map_begin(fc->o.pa, fc->rights & R_SHARE))) {
 				frame_pa[i] = fc->o.pa;
 				counted[i] = 1;
+				limits[i] = (uint8_t)map_limits(fc->rights, op->prot);
 			}
 		}
 	}
@@ -227,11 +260,13 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	int code = 0;
 	cur_thread()->quota_refused = 0;
 	uint64_t evicted[REGION_MAX_OPS];
+	unsigned evicted_rights[REGION_MAX_OPS];
 	err = mm_to_err(mm_lock(&c, &target->as, lo, hi));
 	for (long i = 0; i < n; i++) {
 		struct region_op *op = &ops[i];
 		int r = err;
 		evicted[i] = 0;
+		evicted_rights[i] = 0;
 		if (!err) {
 			struct mm_info info;
 			struct mm_status st = { 0 };
@@ -248,7 +283,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 				break;
 			case ROP_MAP:
 				r = mm_to_err(mm_map(&c, op->va, frame_pa[i], 1, to_mm_prot(op->prot),
-						     (op->prot & PROT_COW) ? MM_MAP_COW : 0));
+						     ((op->prot & PROT_COW) ? MM_MAP_COW : 0) | limits[i]));
 				if (!r) {
 					frame_pa[i] = 0;    /* the mapping owns the reference now */
 					counted[i] = 0;     /* and the map count is its */
@@ -270,7 +305,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 					code = 1;
 				break;
 			case ROP_EVICT:
-				r = evict(t, &c, op, &evicted[i]);
+				r = evict(t, &c, op, &evicted[i], &evicted_rights[i]);
 				break;
 			case ROP_MARK:
 				st.kind = MM_RESERVED;
@@ -310,7 +345,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 		unsigned long fl = spin_lock_irqsave(&mk_lock);
 		struct cap *d = cap_slot_free(t, ops[i].arg, &e);
 		if (d) {
-			struct cap nc = { .type = CAP_FRAME, .rights = R_READ | R_WRITE | R_SHARE,
+			struct cap nc = { .type = CAP_FRAME, .rights = evicted_rights[i],
 					  .o.pa = evicted[i] };
 			cap_install(d, &nc, NULL);
 		}

@@ -10,7 +10,9 @@
  * 0 means "no software status": the entry is MAPPED if its PTE is
  * present, INVALID otherwise. Otherwise: kind 0..2, prot 3..9 (memory type
  * included), dev 10..17, arg 18..57. Non-zero only on non-present entries (RESERVED, SWAPPED,
- * PAGER) or on present leaves (COW). */
+ * PAGER) or on present leaves: COW (prot = the logical permissions, dev =
+ * its MM_MAP_NOSHARE limit) or MAPPED with limits (dev = MM_MAP_LIMITS
+ * bits, prot and arg 0). */
 static inline uint64_t meta_make(unsigned kind, unsigned prot, unsigned dev, uint64_t arg)
 {
 	return (uint64_t)(kind & 7) | ((uint64_t)(prot & MM_PROT_MASK) << 3) |
@@ -20,6 +22,20 @@ static inline unsigned meta_kind(uint64_t m) { return m & 7; }
 static inline unsigned meta_prot(uint64_t m) { return (m >> 3) & MM_PROT_MASK; }
 static inline unsigned meta_dev(uint64_t m) { return (m >> 10) & 0xff; }
 static inline uint64_t meta_arg(uint64_t m) { return (m >> 18) & MM_STATUS_ARG_MAX; }
+/* The MM_MAP_LIMITS a present leaf's word carries (0 for a plain mapping). */
+static inline unsigned meta_limits(uint64_t m)
+{
+	unsigned k = meta_kind(m);
+	return k == MM_COW || k == MM_MAPPED ? meta_dev(m) & MM_MAP_LIMITS : 0;
+}
+/* The word of a present leaf: COW with logical permissions prot, or a
+ * plain mapping; limits as mm_map takes them (COW keeps NOSHARE only). */
+static inline uint64_t meta_leaf(bool cow, unsigned prot, unsigned limits)
+{
+	if (cow)
+		return meta_make(MM_COW, prot, limits & MM_MAP_NOSHARE, 0);
+	return limits & MM_MAP_LIMITS ? meta_make(MM_MAPPED, 0, limits & MM_MAP_LIMITS, 0) : 0;
+}
 
 /* --- atomics on entries (hardware may set A/D concurrently) --- */
 static inline uint64_t ent_load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }

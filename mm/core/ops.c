@@ -507,6 +507,7 @@ int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 			out->pa = a->addr(e, L) + ((va & (span_of(a, L) - 1)) & ~(MM_PAGE_SIZE - 1));
 			out->accessed = a->accessed(e);
 			out->dirty = a->dirty(e);
+			out->limits = (uint8_t)meta_limits(m);
 		} else {
 			out->kind = (uint8_t)meta_kind(m);
 			out->prot = (uint8_t)meta_prot(m);
@@ -531,6 +532,8 @@ static int map_check(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned lev
 		return MM_EPROT;
 	if (flags & ~MM_MAP_FLAGS)
 		return MM_EINVAL;
+	if ((flags & MM_MAP_NOWRITE) && !(flags & MM_MAP_COW) && (prot & MM_PROT_W))
+		return MM_EPROT;
 	if (c->as->sealed && level == a->levels)
 		return MM_EINVAL;
 	if (va < c->start || va + sz - 1 > c->last || va + sz - 1 < va)
@@ -617,7 +620,7 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	if (err)
 		return err;
 	bool cow = flags & MM_MAP_COW;
-	uint64_t new_meta = cow ? meta_make(MM_COW, prot, 0, 0) : 0;
+	uint64_t new_meta = meta_leaf(cow, prot, flags);
 	unsigned need;
 	err = map_need(c, va, level, new_meta != 0, &need);
 	if (err)
@@ -890,19 +893,20 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 	if (a->present(s.pte)) {
 		unsigned hw = a->prot(s.pte);
 		bool cow = meta_kind(s.meta) == MM_COW;
+		unsigned lim = meta_limits(s.meta);
 		if (op->mode == P_UNCOW) {
 			if (!cow)
 				return false;
-			out->meta = 0;
+			out->meta = meta_leaf(false, 0, lim);
 			out->pte = remake_leaf(a, s.pte, L, meta_prot(s.meta), leaf_ad(a, s.pte));
 		} else if (op->mode == P_COW) {
 			if (cow)
 				return false;
-			out->meta = meta_make(MM_COW, hw, 0, 0);
+			out->meta = meta_leaf(true, hw, lim);
 			out->pte = remake_leaf(a, s.pte, L, hw & ~MM_PROT_W, leaf_ad(a, s.pte));
 		} else {
 			unsigned np = ((cow ? meta_prot(s.meta) : hw) & ~RWX) | op->prot;
-			out->meta = cow ? meta_make(MM_COW, np, 0, 0) : s.meta;
+			out->meta = cow ? meta_leaf(true, np, lim) : s.meta;
 			out->pte = remake_leaf(a, s.pte, L, cow ? np & ~MM_PROT_W : np, leaf_ad(a, s.pte));
 		}
 		return out->pte != s.pte || out->meta != s.meta;
@@ -954,6 +958,11 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 			struct node cn = { .pg = child_of(c->as, s.pte, L), .level = L - 1, .base = eb };
 			pop_apply(c, op, &cn, slo, shi);
 			continue;
+		}
+		if (op->mode == P_PROTECT && (op->prot & MM_PROT_W) && a->present(s.pte) &&
+		    meta_kind(s.meta) != MM_COW && (meta_limits(s.meta) & MM_MAP_NOWRITE)) {
+			op->err = MM_EPROT;             /* a read-only grant stays read-only */
+			return;
 		}
 		if (!pop_slot(c, op, s, L, &nw))
 			continue;
@@ -1171,11 +1180,15 @@ int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 		return MM_EHUGE;
 	/* The last word of the entry, with every A/D bit set until now. */
 	uint64_t last = ent_xchg(&pg_ptes(c->as, pg)[i], 0);
+	uint64_t *m = pg_meta(c->as, pg);
+	unsigned lim = m ? meta_limits(m[i]) : 0;
+	if (m)
+		m[i] = 0;                       /* the limits go with the mapping */
 	pg->nr_live--;
 	mm_cursor_flush_range(c, eb, eb + MM_PAGE_SIZE - 1);
 	*out = (struct mm_info){ .kind = MM_MAPPED, .prot = (uint8_t)a->prot(last), .level = 1,
 				 .accessed = a->accessed(last), .dirty = a->dirty(last),
-				 .pa = a->addr(last, 1) };
+				 .pa = a->addr(last, 1), .limits = (uint8_t)lim };
 	/* Remove the PT pages this left empty (needs no frames: the entry is
 	 * empty now, so nothing is split). */
 	range_op(c, va, MM_PAGE_SIZE, true, false, 0);

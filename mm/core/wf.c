@@ -69,11 +69,17 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 			return bad(w, "leaf address not aligned to its page size");
 		if (!(a->prot(e) & MM_PROT_R))
 			return bad(w, "leaf without read permission");
-		if (m) {
-			if (meta_kind(m) != MM_COW)
-				return bad(w, "present leaf with a non-COW status");
+		if (m && meta_kind(m) == MM_COW) {
 			if (a->prot(e) & MM_PROT_W)
 				return bad(w, "COW leaf is writable");
+			if (meta_dev(m) & ~MM_MAP_NOSHARE || meta_arg(m))
+				return bad(w, "COW leaf with stray status bits");
+		} else if (m) {
+			if (meta_kind(m) != MM_MAPPED || meta_prot(m) || meta_arg(m) ||
+			    !meta_dev(m) || (meta_dev(m) & ~MM_MAP_LIMITS))
+				return bad(w, "present leaf with a status that is neither COW nor limits");
+			if ((meta_dev(m) & MM_MAP_NOWRITE) && (a->prot(e) & MM_PROT_W))
+				return bad(w, "writable leaf of a read-only grant");
 		}
 	}
 	if (live != pg->nr_live)

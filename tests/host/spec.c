@@ -50,12 +50,16 @@ int spec_map(struct spec *s, uint64_t va, uint64_t pa, uint64_t size, unsigned p
 {
 	if (!type_ok(s, prot))
 		return MM_EPROT;
+	bool cow = flags & MM_MAP_COW;
+	if ((flags & MM_MAP_NOWRITE) && !cow && (prot & MM_PROT_W))
+		return MM_EPROT;
 	if (any_mapped(s, va, size))
 		return MM_EEXIST;
 	for (uint64_t o = 0; o < size; o += MM_PAGE_SIZE) {
 		struct spec_page *p = spec_at(s, va + o);
-		*p = (struct spec_page){ .kind = (flags & MM_MAP_COW) ? MM_COW : MM_MAPPED,
-					 .prot = (uint8_t)prot, .pa = pa + o };
+		*p = (struct spec_page){ .kind = cow ? MM_COW : MM_MAPPED,
+					 .prot = (uint8_t)prot, .pa = pa + o,
+					 .limits = (uint8_t)(flags & (cow ? MM_MAP_NOSHARE : MM_MAP_LIMITS)) };
 	}
 	return MM_OK;
 }
@@ -87,6 +91,11 @@ int spec_unmap(struct spec *s, uint64_t va, uint64_t len)
 int spec_protect(struct spec *s, uint64_t va, uint64_t len, unsigned prot)
 {
 	const unsigned rwx = MM_PROT_R | MM_PROT_W | MM_PROT_X;
+	for (uint64_t o = 0; o < len && (prot & MM_PROT_W); o += MM_PAGE_SIZE) {
+		struct spec_page *p = spec_at(s, va + o);
+		if (p->kind == MM_MAPPED && (p->limits & MM_MAP_NOWRITE))
+			return MM_EPROT;
+	}
 	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
 		struct spec_page *p = spec_at(s, va + o);
 		if (p->kind == MM_MAPPED || p->kind == MM_COW || p->kind == MM_RESERVED ||
@@ -100,8 +109,10 @@ int spec_make_cow(struct spec *s, uint64_t va, uint64_t len)
 {
 	for (uint64_t o = 0; o < len; o += MM_PAGE_SIZE) {
 		struct spec_page *p = spec_at(s, va + o);
-		if (p->kind == MM_MAPPED)
+		if (p->kind == MM_MAPPED) {
 			p->kind = MM_COW;
+			p->limits &= MM_MAP_NOSHARE;
+		}
 	}
 	return MM_OK;
 }
@@ -131,7 +142,7 @@ int spec_check_info(struct spec *s, uint64_t va, const struct mm_info *in, const
 	struct spec_page *p = spec_at(s, va);
 	int ok = in->kind == p->kind && in->prot == p->prot;
 	if (ok && (p->kind == MM_MAPPED || p->kind == MM_COW))
-		ok = in->pa == p->pa;
+		ok = in->pa == p->pa && in->limits == p->limits;
 	if (ok && p->kind == MM_SWAPPED)
 		ok = in->dev == p->dev && in->arg == p->arg;
 	if (ok && p->kind == MM_PAGER)
@@ -139,8 +150,8 @@ int spec_check_info(struct spec *s, uint64_t va, const struct mm_info *in, const
 	if (ok)
 		return 0;
 	fprintf(stderr, "%s: va %#" PRIx64 ": core kind %u prot %#x pa %#" PRIx64 " dev %u arg %" PRIu64
-		" | spec kind %u prot %#x pa %#" PRIx64 " dev %u arg %" PRIu64 "\n",
-		who, va, in->kind, in->prot, in->pa, in->dev, in->arg,
-		p->kind, p->prot, p->pa, p->dev, p->arg);
+		" limits %#x | spec kind %u prot %#x pa %#" PRIx64 " dev %u arg %" PRIu64 " limits %#x\n",
+		who, va, in->kind, in->prot, in->pa, in->dev, in->arg, in->limits,
+		p->kind, p->prot, p->pa, p->dev, p->arg, p->limits);
 	return -1;
 }

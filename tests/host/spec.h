@@ -11,6 +11,7 @@
 
 struct spec_page {
 	uint8_t kind, prot, dev;
+	uint8_t limits; /* MAPPED/COW: MM_MAP_LIMITS (COW: NOSHARE only) */
 	uint64_t pa;   /* MAPPED/COW */
 	uint64_t arg;  /* SWAPPED offset / PAGER tag */
 };
@@ -34,9 +35,12 @@ int spec_map(struct spec *s, uint64_t va, uint64_t pa, uint64_t size, unsigned p
 int spec_mark(struct spec *s, uint64_t va, uint64_t len, const struct mm_status *st);
 int spec_unmap(struct spec *s, uint64_t va, uint64_t len);
 /* prot: R/W/X; mapped, COW (logical), reserved and pager pages get it
- * (keeping their other bits); swapped and invalid pages are untouched. */
+ * (keeping their other bits); swapped and invalid pages are untouched.
+ * MM_EPROT, nothing changed, if prot has W and a mapped page in the range
+ * carries MM_MAP_NOWRITE. */
 int spec_protect(struct spec *s, uint64_t va, uint64_t len, unsigned prot);
-/* Mapped pages become COW with their permissions as the logical ones. */
+/* Mapped pages become COW with their permissions as the logical ones
+ * (limits: NOSHARE kept, NOWRITE dropped). */
 int spec_make_cow(struct spec *s, uint64_t va, uint64_t len);
 /* COW pages become mapped (same frame, logical permissions). */
 int spec_unshare(struct spec *s, uint64_t va, uint64_t len);

@@ -74,12 +74,13 @@ static unsigned rnd_prot(void)
 	       (t << MM_PROT_MT_SHIFT);
 }
 
-/* Random mm_map flags: COW one time in five, and the accessed / dirty
- * bits a fault-made leaf gets. */
+/* Random mm_map flags: COW one time in five, the accessed / dirty bits
+ * a fault-made leaf gets, and each limit one time in four. */
 static unsigned rnd_map_flags(void)
 {
 	static const unsigned ad[] = { 0, MM_MAP_ACCESSED, MM_MAP_DIRTY | MM_MAP_ACCESSED, MM_MAP_DIRTY };
-	return (rndn(5) == 0 ? MM_MAP_COW : 0) | ad[rndn(4)];
+	return (rndn(5) == 0 ? MM_MAP_COW : 0) | ad[rndn(4)] |
+	       (rndn(4) == 0 ? MM_MAP_NOWRITE : 0) | (rndn(4) == 0 ? MM_MAP_NOSHARE : 0);
 }
 
 static struct mm_status rnd_status(void)

@@ -69,6 +69,7 @@ struct mm_info {
 			       * MMU, or by mm_touch where the table's hw_ad is false) */
 	uint64_t pa;        /* MAPPED/COW: physical address of the 4 KiB page holding va */
 	uint64_t arg;       /* SWAPPED offset / PAGER tag */
+	uint8_t limits;     /* MAPPED/COW: the MM_MAP_LIMITS the mapping carries (below) */
 };
 
 /* Flags for mm_map(). */
@@ -78,6 +79,20 @@ struct mm_info {
  * hw_ad is false, the next fault, the update. */
 #define MM_MAP_ACCESSED 0x2u
 #define MM_MAP_DIRTY    0x4u  /* implies MM_MAP_ACCESSED */
-#define MM_MAP_FLAGS    (MM_MAP_COW | MM_MAP_ACCESSED | MM_MAP_DIRTY)
+/* Limits a mapping carries for its whole life, kept in the entry's
+ * metadata word (so they survive splits, protect, COW and unshare) and
+ * reported by query. They say what the authority that made the mapping
+ * allowed, which the page table alone cannot remember:
+ *  - NOWRITE: the frame may never be written through this mapping;
+ *    mm_protect refuses to give it W (MM_EPROT), so a read-only grant
+ *    stays read-only. A COW mapping never writes its frame (a write
+ *    gets a copy), so COW drops it; the copy carries no limits.
+ *  - NOSHARE: the frame is not to be shared into another address space;
+ *    the core only keeps and reports it (COW keeps it too), the caller
+ *    that shares frames (fork's clone) refuses such pages. */
+#define MM_MAP_NOWRITE  0x8u
+#define MM_MAP_NOSHARE  0x10u
+#define MM_MAP_LIMITS   (MM_MAP_NOWRITE | MM_MAP_NOSHARE)
+#define MM_MAP_FLAGS    (MM_MAP_COW | MM_MAP_ACCESSED | MM_MAP_DIRTY | MM_MAP_LIMITS)
 
 #endif
