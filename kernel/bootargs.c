@@ -1,6 +1,11 @@
 /* /chosen/bootargs: "[paging=sv39|sv48|sv57] [mm=adv|rw|vma] [timer=sbi|sstc]
- * [ablate=mklock,lateflush,prefault,ipiflush] [-- command line]".
- * The command is everything after the first "--" word, spaces included. */
+ * [ablate=mklock,lateflush,prefault,ipiflush] [failalloc=N[,B]] [-- command line]".
+ * The command is everything after the first "--" word, spaces included.
+ * failalloc=N (decimal): the Nth kernel allocation counted fails as if
+ * memory had run out (and with ,B the B allocations from the Nth on, so a
+ * path that retries once fails too); counting starts when init reads the
+ * command line, and failalloc=0 only counts (failalloc.h; the count is
+ * printed at power-off). */
 #include <patina/errno.h>
 #include "kernel.h"
 #include "kstring.h"
@@ -46,6 +51,36 @@ static int ablate_bits(const char *list)
 	return (int)bits;
 }
 
+/* Whether s is a decimal number that fits; its value in *out. */
+static int decimal(const char *s, unsigned long *out)
+{
+	unsigned long v = 0;
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (~0UL - 9) / 10)
+			return 0;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	*out = v;
+	return 1;
+}
+
+/* "N" or "N,B" (decimal, B >= 1; B is 1 when absent): 1, else 0. */
+static int failalloc_arg(char *s, unsigned long *n, unsigned long *burst)
+{
+	char *comma = s;
+	while (*comma && *comma != ',')
+		comma++;
+	*burst = 1;
+	if (!*comma)
+		return decimal(s, n);
+	*comma = 0;
+	int ok = decimal(s, n) && decimal(comma + 1, burst) && *burst >= 1;
+	*comma = ',';
+	return ok;
+}
+
 int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 {
 	out->paging_levels = 0;
@@ -54,6 +89,9 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 	out->command = NULL;
 	out->timer_sstc = 0;
 	out->ablate = 0;
+	out->failalloc_set = 0;
+	out->failalloc = 0;
+	out->failalloc_burst = 1;
 	warn[0] = 0;
 	int err = 0;
 
@@ -86,8 +124,12 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 			out->timer_sstc = 1;
 		} else if (str_starts_with(w, "ablate=") && ablate_bits(w + 7) >= 0) {
 			out->ablate = (unsigned)ablate_bits(w + 7);
+		} else if (str_starts_with(w, "failalloc=") &&
+			   failalloc_arg(w + 10, &out->failalloc, &out->failalloc_burst)) {
+			out->failalloc_set = 1;
 		} else if (str_starts_with(w, "paging=") || str_starts_with(w, "mm=") ||
-			   str_starts_with(w, "timer=") || str_starts_with(w, "ablate=")) {
+			   str_starts_with(w, "timer=") || str_starts_with(w, "ablate=") ||
+			   str_starts_with(w, "failalloc=")) {
 			snprintf(warn, (size_t)warnlen, "bad boot option '%s' ignored", w);
 			err = -E_INVAL;
 		} else {

@@ -41,6 +41,8 @@ struct boot_info {
 
 	char bootargs[BI_ARGS_LEN];
 	bool has_bootargs;
+
+	const char *refused;                  /* why fdt_scan refused the blob, or NULL */
 };
 
 extern struct boot_info boot_info;

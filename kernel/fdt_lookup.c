@@ -3,66 +3,58 @@
 #include "fdt.h"
 #include "kstring.h"
 
-struct blk {
-	const uint8_t *st;
-	uint32_t size;
-	const char *strs;
-	uint32_t strs_size;
-};
-
-static int blk_of(const void *blob, struct blk *k)
+/* Every function here takes the blob and handle as given (a handle may be
+ * stale or made up): each checks the header, and each offset, before it
+ * reads. */
+static int blk_of(const void *blob, struct fdt_blocks *k)
 {
-	uint32_t total;
-	if (fdt_check_header(blob, &total))
-		return -E_INVAL;
-	const uint8_t *b = blob;
-	k->st = b + fdt_be32(b + 8);
-	k->size = fdt_be32(b + 36);
-	k->strs = (const char *)b + fdt_be32(b + 12);
-	k->strs_size = fdt_be32(b + 32);
-	return 0;
+	return fdt_blocks_of(blob, k) ? -E_INVAL : 0;
 }
 
-static int tok_at(const struct blk *k, uint32_t off, uint32_t *tok)
+static int tok_at(const struct fdt_blocks *k, uint32_t off, uint32_t *tok)
 {
-	if ((off & 3) || off + 4 > k->size)
+	if ((off & 3) || !fdt_room(off, k->st_size, 4))
 		return -E_INVAL;
 	*tok = fdt_be32(k->st + off);
 	return 0;
 }
 
 /* Offset just past the name of the node at `node`. */
-static int after_name(const struct blk *k, int node)
+static int after_name(const struct fdt_blocks *k, int node)
 {
 	uint32_t tok;
 	if (node < 0 || tok_at(k, (uint32_t)node, &tok) || tok != FDT_BEGIN_NODE)
 		return -E_INVAL;
 	uint32_t p = (uint32_t)node + 4;
-	size_t n = strnlen((const char *)k->st + p, k->size - p);
-	if (p + n >= k->size)
+	if (p >= k->st_size)
+		return -E_INVAL;
+	size_t n = strnlen((const char *)k->st + p, k->st_size - p);
+	if (p + n >= k->st_size)
 		return -E_INVAL;
 	return (int)((p + n + 1 + 3) & ~3u);
 }
 
 /* Offset past one PROP or NOP token at off, or -E_NOENT if the token is
  * neither. */
-static int skip_prop(const struct blk *k, uint32_t off)
+static int skip_prop(const struct fdt_blocks *k, uint32_t off)
 {
 	uint32_t tok;
 	if (tok_at(k, off, &tok))
 		return -E_INVAL;
 	if (tok == FDT_NOP)
 		return (int)off + 4;
-	if (tok != FDT_PROP || off + 12 > k->size)
+	if (tok != FDT_PROP)
 		return -E_NOENT;
+	if (k->st_size - off < 12)
+		return -E_INVAL;
 	uint32_t len = fdt_be32(k->st + off + 4);
-	if (len > k->size - off - 12)
+	if (len > k->st_size - off - 12)
 		return -E_INVAL;
 	return (int)((off + 12 + len + 3) & ~3u);
 }
 
 /* Offset just past the END_NODE matching the node at `node`. */
-static int skip_node(const struct blk *k, int node)
+static int skip_node(const struct fdt_blocks *k, int node)
 {
 	int p = after_name(k, node);
 	int depth = 1;
@@ -87,33 +79,33 @@ static int skip_node(const struct blk *k, int node)
 	return -E_INVAL;
 }
 
-int fdt_root(const void *blob)
-{
-	struct blk k;
-	if (blk_of(blob, &k))
-		return -E_INVAL;
-	uint32_t off = 0, tok;
-	while (!tok_at(&k, off, &tok) && tok == FDT_NOP)
-		off += 4;
-	if (tok_at(&k, off, &tok) || tok != FDT_BEGIN_NODE)
-		return -E_INVAL;
-	return (int)off;
-}
-
-/* First BEGIN_NODE at or after p, skipping NOPs; -E_NOENT if another token. */
-static int node_at(const struct blk *k, int p)
+/* First BEGIN_NODE at or after p, skipping NOPs; -E_NOENT if another
+ * token, -E_INVAL if the node's name is not terminated inside the block
+ * (a handle returned is always one fdt_node_name can name). */
+static int node_at(const struct fdt_blocks *k, int p)
 {
 	uint32_t tok;
 	while (p >= 0 && !tok_at(k, (uint32_t)p, &tok) && tok == FDT_NOP)
 		p += 4;
 	if (p < 0 || tok_at(k, (uint32_t)p, &tok))
 		return -E_INVAL;
-	return tok == FDT_BEGIN_NODE ? p : -E_NOENT;
+	if (tok != FDT_BEGIN_NODE)
+		return -E_NOENT;
+	return after_name(k, p) < 0 ? -E_INVAL : p;
+}
+
+int fdt_root(const void *blob)
+{
+	struct fdt_blocks k;
+	if (blk_of(blob, &k))
+		return -E_INVAL;
+	int r = node_at(&k, 0);
+	return r >= 0 ? r : -E_INVAL;
 }
 
 int fdt_first_child(const void *blob, int node)
 {
-	struct blk k;
+	struct fdt_blocks k;
 	if (blk_of(blob, &k))
 		return -E_INVAL;
 	int p = after_name(&k, node);
@@ -130,7 +122,7 @@ int fdt_first_child(const void *blob, int node)
 
 int fdt_next_sibling(const void *blob, int node)
 {
-	struct blk k;
+	struct fdt_blocks k;
 	if (blk_of(blob, &k))
 		return -E_INVAL;
 	return node_at(&k, skip_node(&k, node));
@@ -138,7 +130,7 @@ int fdt_next_sibling(const void *blob, int node)
 
 const char *fdt_node_name(const void *blob, int node)
 {
-	struct blk k;
+	struct fdt_blocks k;
 	if (blk_of(blob, &k) || after_name(&k, node) < 0)
 		return NULL;
 	return (const char *)k.st + node + 4;
@@ -146,7 +138,7 @@ const char *fdt_node_name(const void *blob, int node)
 
 const void *fdt_getprop(const void *blob, int node, const char *name, int *len)
 {
-	struct blk k;
+	struct fdt_blocks k;
 	if (blk_of(blob, &k))
 		return NULL;
 	int p = after_name(&k, node);
@@ -154,18 +146,19 @@ const void *fdt_getprop(const void *blob, int node, const char *name, int *len)
 		uint32_t tok;
 		if (tok_at(&k, (uint32_t)p, &tok))
 			return NULL;
-		if (tok == FDT_PROP) {
-			uint32_t l = fdt_be32(k.st + p + 4);
-			uint32_t no = fdt_be32(k.st + p + 8);
-			if (no < k.strs_size && !strcmp(k.strs + no, name)) {
-				if (len)
-					*len = (int)l;
-				return k.st + p + 12;
-			}
-		}
+		/* skip_prop first: it checks the header and the value lie
+		 * inside the block before either is read */
 		int q = skip_prop(&k, (uint32_t)p);
 		if (q < 0)
 			return NULL;
+		if (tok == FDT_PROP) {
+			const char *pn = fdt_string_at(&k, fdt_be32(k.st + p + 8));
+			if (pn && !strcmp(pn, name)) {
+				if (len)
+					*len = (int)fdt_be32(k.st + p + 4);
+				return k.st + p + 12;
+			}
+		}
 		p = q;
 	}
 	return NULL;
@@ -223,9 +216,10 @@ int fdt_memreserve(const void *blob, int i, struct phys_range *out)
 	if (fdt_check_header(blob, &total) || i < 0)
 		return -E_INVAL;
 	const uint8_t *b = blob;
+	/* the header check put off at or below total */
 	uint32_t off = fdt_be32(b + 16);
 	for (int k = 0;; k++, off += 16) {
-		if (off + 16 > total)
+		if (total - off < 16)
 			return -E_INVAL;
 		uint64_t a = fdt_be64(b + off), s = fdt_be64(b + off + 8);
 		if (a == 0 && s == 0)

@@ -4,8 +4,6 @@
 #include "fdt.h"
 #include "kstring.h"
 
-#define MAX_DEPTH 16
-
 enum kind { K_OTHER, K_ROOT, K_MEM, K_RESV_PARENT, K_RESV, K_CPUS, K_CPU, K_CHOSEN };
 
 struct level {
@@ -22,28 +20,6 @@ struct level {
 	uint32_t timebase_len;
 };
 
-int fdt_check_header(const void *blob, uint32_t *totalsize)
-{
-	const uint8_t *b = blob;
-	if (fdt_be32(b) != FDT_MAGIC)
-		return -E_INVAL;
-	uint32_t total = fdt_be32(b + 4);
-	uint32_t off_struct = fdt_be32(b + 8);
-	uint32_t off_strings = fdt_be32(b + 12);
-	uint32_t off_rsv = fdt_be32(b + 16);
-	uint32_t version = fdt_be32(b + 20);
-	uint32_t size_strings = fdt_be32(b + 32);
-	uint32_t size_struct = fdt_be32(b + 36);
-	if (version < 17 || total < 40)
-		return -E_INVAL;
-	if (off_struct > total || size_struct > total - off_struct ||
-	    off_strings > total || size_strings > total - off_strings ||
-	    off_rsv > total || (off_rsv & 7) || (off_struct & 3))
-		return -E_INVAL;
-	*totalsize = total;
-	return 0;
-}
-
 /* A NUL-terminated string property, or NULL if it is not one. */
 static const char *prop_str(const uint8_t *v, uint32_t len)
 {
@@ -58,7 +34,6 @@ static bool name_is(const char *name, const char *base)
 	return strncmp(name, base, n) == 0 && (name[n] == 0 || name[n] == '@');
 }
 
-/* Append the (address, size) pairs of a reg property. */
 /* Does riscv,isa string isa (may be NULL) list the multi-letter extension
  * ext? Those follow '_' in the string, each ending at '_' or its end. */
 static bool isa_has(const char *isa, const char *ext)
@@ -70,24 +45,44 @@ static bool isa_has(const char *isa, const char *ext)
 	return false;
 }
 
-static int add_reg(const struct level *parent, const struct level *l,
-		   struct phys_range *out, int *n, int max)
+/* Refuse the blob: record why in bi and return -E_INVAL. */
+static int refuse(struct boot_info *bi, const char *why)
+{
+	bi->refused = why;
+	return -E_INVAL;
+}
+
+/* Append the (address, size) pairs of node l's reg property (if any) to
+ * out[*n..max), in the parent's #address-cells (1 or 2) and #size-cells
+ * (0 to 2). Zero-sized pairs are skipped. Returns 0, or -E_INVAL with
+ * bi->refused set for other cell counts, a length that is not a whole
+ * number of pairs, a range past FDT_PA_LIMIT, one that overlaps a range
+ * already in out (if disjoint), or more than max ranges. */
+static int add_reg(struct boot_info *bi, const struct level *parent, const struct level *l,
+		   struct phys_range *out, int *n, int max, bool disjoint)
 {
 	uint32_t ac = parent->ac, sc = parent->sc;
 	if (!l->reg)
 		return 0;
 	if (ac < 1 || ac > 2 || sc > 2)
-		return -E_INVAL;
+		return refuse(bi, "#address-cells or #size-cells out of range");
 	uint32_t entry = 4 * (ac + sc);
 	if (l->reglen % entry)
-		return -E_INVAL;
+		return refuse(bi, "reg length not a whole number of entries");
 	for (uint32_t off = 0; off < l->reglen; off += entry) {
 		uint64_t base = fdt_read_cells(l->reg + off, ac);
 		uint64_t size = sc ? fdt_read_cells(l->reg + off + 4 * ac, sc) : 0;
 		if (size == 0)
 			continue;
+		if (!fdt_range_ok(base, size))
+			return refuse(bi, "reg range past the physical address space");
+		/* RAM listed twice would give the frame allocator the same
+		 * frames twice */
+		for (int i = 0; disjoint && i < *n; i++)
+			if (base < out[i].base + out[i].size && out[i].base < base + size)
+				return refuse(bi, "memory ranges overlap");
 		if (*n >= max)
-			return -E_INVAL;
+			return refuse(bi, "more memory or reserved ranges than the kernel holds");
 		out[*n].base = base;
 		out[*n].size = size;
 		(*n)++;
@@ -95,6 +90,9 @@ static int add_reg(const struct level *parent, const struct level *l,
 	return 0;
 }
 
+/* Record node l (its properties all read; parent is the enclosing node)
+ * in bi by its kind. Returns 0, or add_reg's error, or -E_INVAL with
+ * bi->refused set for a cpu node without a usable reg. */
 static int finish_node(struct boot_info *bi, struct level *parent, struct level *l)
 {
 	switch (l->kind) {
@@ -102,9 +100,9 @@ static int finish_node(struct boot_info *bi, struct level *parent, struct level 
 		if (l->device_type ? strcmp(l->device_type, "memory") != 0
 				   : !name_is(l->name, "memory"))
 			return 0;
-		return add_reg(parent, l, bi->mem, &bi->nmem, BI_MAX_MEM);
+		return add_reg(bi, parent, l, bi->mem, &bi->nmem, BI_MAX_MEM, true);
 	case K_RESV:
-		return add_reg(parent, l, bi->resv, &bi->nresv, BI_MAX_RESV);
+		return add_reg(bi, parent, l, bi->resv, &bi->nresv, BI_MAX_RESV, false);
 	case K_CPUS:
 		if (l->timebase && !bi->timebase)
 			bi->timebase = fdt_read_cells(l->timebase, l->timebase_len / 4);
@@ -112,10 +110,12 @@ static int finish_node(struct boot_info *bi, struct level *parent, struct level 
 	case K_CPU: {
 		if (l->device_type && strcmp(l->device_type, "cpu") != 0)
 			return 0;
-		if (!l->reg || l->reglen < 4 * parent->ac || parent->ac < 1 || parent->ac > 2)
-			return -E_INVAL;
+		if (parent->ac < 1 || parent->ac > 2)
+			return refuse(bi, "/cpus #address-cells out of range");
+		if (!l->reg || l->reglen < 4 * parent->ac)
+			return refuse(bi, "cpu node without a reg");
 		if (bi->ncpus == INT32_MAX)
-			return -E_INVAL;
+			return refuse(bi, "too many cpu nodes");
 		bool okay = !l->status || !strcmp(l->status, "okay") || !strcmp(l->status, "ok");
 		/* every hart, stored or not: the page tables are built before
 		 * harts_init gives cpus room */
@@ -163,17 +163,16 @@ static enum kind classify(const struct level *parent, int depth, const char *nam
 
 int fdt_scan(const void *blob, paddr_t pa, struct boot_info *bi)
 {
-	uint32_t total;
-	int err = fdt_check_header(blob, &total);
-	if (err)
-		return err;
+	struct fdt_blocks k;
 	struct bi_cpu *cpus = bi->cpus;
 	int cap = bi->cpus_cap;
 	memset(bi, 0, sizeof *bi);
 	bi->cpus = cpus;
 	bi->cpus_cap = cap;
+	if (fdt_blocks_of(blob, &k))
+		return refuse(bi, "bad header");
 	bi->dtb_pa = pa;
-	bi->dtb_size = total;
+	bi->dtb_size = k.total;
 
 	const uint8_t *b = blob;
 	bi->boot_cpuid = fdt_be32(b + 28);
@@ -184,34 +183,37 @@ int fdt_scan(const void *blob, paddr_t pa, struct boot_info *bi)
 		if (e == -E_NOENT)
 			break;
 		if (e)
-			return e;
+			return refuse(bi, "memreserve block not terminated inside the blob");
+		if (!fdt_range_ok(r.base, r.size))
+			return refuse(bi, "memreserve range past the physical address space");
 		if (bi->nmemrsv >= BI_MAX_RESV)
-			return -E_INVAL;
+			return refuse(bi, "more memreserve entries than the kernel holds");
 		bi->memrsv[bi->nmemrsv++] = r;
 	}
 
-	const uint8_t *st = b + fdt_be32(b + 8);
-	uint32_t st_size = fdt_be32(b + 36);
-	const char *strs = (const char *)b + fdt_be32(b + 12);
-	uint32_t strs_size = fdt_be32(b + 32);
-
-	static struct level lv[MAX_DEPTH];
+	const uint8_t *st = k.st;
+	uint32_t st_size = k.st_size;
+	static struct level lv[FDT_MAX_DEPTH];
 	int depth = -1;
 	uint32_t pos = 0;
+	/* pos grows by at least 4 a step: at most st_size / 4 steps */
 	for (;;) {
-		if (pos + 4 > st_size)
-			return -E_INVAL;
+		if (!fdt_room(pos, st_size, 4))
+			return refuse(bi, "structure block ends without FDT_END");
 		uint32_t tok = fdt_be32(st + pos);
 		pos += 4;
 		switch (tok) {
 		case FDT_BEGIN_NODE: {
 			const char *name = (const char *)st + pos;
+			if (!fdt_room(pos, st_size, 1))
+				return refuse(bi, "node name past the structure block");
 			size_t n = strnlen(name, st_size - pos);
-			if (pos + n >= st_size)
-				return -E_INVAL;
+			if (n == st_size - pos)
+				return refuse(bi, "node name not terminated inside the structure block");
 			pos = (pos + (uint32_t)n + 1 + 3) & ~3u;
-			if (++depth >= MAX_DEPTH)
-				return -E_INVAL;
+			if (depth + 1 >= FDT_MAX_DEPTH)
+				return refuse(bi, "nodes nested too deep");
+			depth++;
 			struct level *l = &lv[depth];
 			memset(l, 0, sizeof *l);
 			l->name = name;
@@ -222,27 +224,29 @@ int fdt_scan(const void *blob, paddr_t pa, struct boot_info *bi)
 		}
 		case FDT_END_NODE:
 			if (depth < 0)
-				return -E_INVAL;
+				return refuse(bi, "FDT_END_NODE outside any node");
 			if (depth > 0) {
-				err = finish_node(bi, &lv[depth - 1], &lv[depth]);
+				int err = finish_node(bi, &lv[depth - 1], &lv[depth]);
 				if (err)
 					return err;
 			}
 			depth--;
 			break;
 		case FDT_PROP: {
-			if (depth < 0 || pos + 8 > st_size)
-				return -E_INVAL;
+			if (depth < 0)
+				return refuse(bi, "property outside any node");
+			if (!fdt_room(pos, st_size, 8))
+				return refuse(bi, "property header past the structure block");
 			uint32_t len = fdt_be32(st + pos);
 			uint32_t nameoff = fdt_be32(st + pos + 4);
 			pos += 8;
-			if (len > st_size - pos || nameoff >= strs_size)
-				return -E_INVAL;
+			if (len > st_size - pos)
+				return refuse(bi, "property value past the structure block");
+			const char *pn = fdt_string_at(&k, nameoff);
+			if (!pn)
+				return refuse(bi, "property name not a string of the strings block");
 			const uint8_t *v = st + pos;
 			pos = (pos + len + 3) & ~3u;
-			const char *pn = strs + nameoff;
-			if (strnlen(pn, strs_size - nameoff) == strs_size - nameoff)
-				return -E_INVAL;
 			struct level *l = &lv[depth];
 			if (!strcmp(pn, "#address-cells") && len == 4)
 				l->ac = fdt_be32(v);
@@ -267,7 +271,7 @@ int fdt_scan(const void *blob, paddr_t pa, struct boot_info *bi)
 				if (s) {
 					if (strlcpy(bi->bootargs, s, sizeof bi->bootargs) >=
 					    sizeof bi->bootargs)
-						return -E_INVAL;
+						return refuse(bi, "bootargs longer than the kernel holds");
 					bi->has_bootargs = true;
 				}
 			}
@@ -276,9 +280,9 @@ int fdt_scan(const void *blob, paddr_t pa, struct boot_info *bi)
 		case FDT_NOP:
 			break;
 		case FDT_END:
-			return depth == -1 ? 0 : -E_INVAL;
+			return depth == -1 ? 0 : refuse(bi, "FDT_END inside a node");
 		default:
-			return -E_INVAL;
+			return refuse(bi, "unknown token in the structure block");
 		}
 	}
 }

@@ -28,7 +28,7 @@ const char *paging_name(int levels);
 const char *mm_name(enum mm_mode m);
 
 /* Parse /chosen/bootargs (see bootargs.c): paging=sv39|sv48|sv57, mm=adv|rw|vma,
- * timer=sbi|sstc, ablate=LIST, then optionally "-- command line". Unknown words are reported in
+ * timer=sbi|sstc, ablate=LIST, failalloc=N, then optionally "-- command line". Unknown words are reported in
  * warn (a message or "") and otherwise ignored. Returns 0 or -E_INVAL for
  * a malformed known option (also reported in warn). `args` is modified:
  * the command points into it. */
@@ -39,6 +39,9 @@ struct bootargs {
 	char *command;              /* NULL = interactive */
 	int timer_sstc;             /* timer=sstc: program stimecmp directly */
 	unsigned ablate;            /* ABLATE_* */
+	int failalloc_set;          /* failalloc=N given */
+	unsigned long failalloc;    /* N: the allocation to fail, 0 = count only */
+	unsigned long failalloc_burst; /* B: how many in a row from N (1) */
 };
 int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen);
 

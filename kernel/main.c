@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "fdt.h"
 #include "frame.h"
+#include "failalloc.h"
 #include "harts.h"
 #include "kstring.h"
 #include "memmap.h"
@@ -50,18 +51,28 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	arch_cpu_set(c);
 	trap_init_hart();
 
-	/* The trampoline maps the low 256 GiB 1:1, so the DTB is readable. */
-	if (dtb_pa + 40 > (256UL << 30))
-		panic("DTB at %lx is outside the boot window", (unsigned long)dtb_pa);
-	int err = fdt_scan((const void *)(uintptr_t)dtb_pa, dtb_pa, &boot_info);
-	if (err)
-		panic("cannot parse the DTB at %lx (error %d)", (unsigned long)dtb_pa, err);
-	if (boot_info.nmem == 0)
-		panic("the DTB lists no memory");
-
+	/* Firmware calls first: a panic on a refused DTB below can then power
+	 * the machine off (SRST) instead of halting it. */
 	long sbierr = arch_firmware_init();
 	if (sbierr)
 		panic("SBI BASE failed (error %ld)", sbierr);
+
+	/* The trampoline maps the low 256 GiB 1:1, so the DTB is readable up
+	 * to there. The DTB is untrusted input: validated whole before the
+	 * scan reads it, and a refused one stops the boot with its reason. */
+	const uint64_t window = 256UL << 30;
+	if (dtb_pa >= window || window - dtb_pa < FDT_HEADER_SIZE)
+		panic("fdt: DTB at %lx is outside the boot window", (unsigned long)dtb_pa);
+	uint64_t avail = window - dtb_pa < FDT_MAX_SIZE ? window - dtb_pa : FDT_MAX_SIZE;
+	const char *why;
+	const void *dtb = (const void *)(uintptr_t)dtb_pa;
+	if (fdt_validate(dtb, (uint32_t)avail, &why))
+		panic("fdt: DTB at %lx refused: %s", (unsigned long)dtb_pa, why);
+	if (fdt_scan(dtb, dtb_pa, &boot_info))
+		panic("fdt: DTB at %lx refused: %s", (unsigned long)dtb_pa, boot_info.refused);
+	if (boot_info.nmem == 0)
+		panic("fdt: the DTB lists no memory");
+	int err;
 
 	strlcpy(bootargs_buf, boot_info.bootargs, sizeof bootargs_buf);
 	struct bootargs ba;
@@ -71,6 +82,8 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 		printk("patina: %s\n", warn);
 	boot_config.mm = ba.mm;
 	boot_config.ablate = ba.ablate;
+	if (ba.failalloc_set)
+		failalloc_setup(ba.failalloc, ba.failalloc_burst);
 	boot_config.command = ba.command && ba.command[0] ? ba.command : NULL;
 	boot_config.paging_levels = choose_paging(ba.paging_levels);
 

@@ -5,11 +5,14 @@
 #include "memlayout.h"
 #include "cpu.h"
 #include "lockcheck.h"
+#include "failalloc.h"
 
 static volatile uint32_t panicking;
 
 void machine_poweroff(int failure)
 {
+	if (!failure)
+		failalloc_report();
 	long err = arch_poweroff(failure);
 	irq_disable();
 	printk("patina: SRST shutdown failed (error %ld); halting\n", err);

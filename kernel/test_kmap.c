@@ -10,6 +10,10 @@
 #include "paging.h"
 #include "arch.h"
 #include "fdt.h"
+#include "devtree.h"
+#include "kstring.h"
+#include <stdbool.h>
+#include <patina/errno.h>
 
 static volatile uint64_t probe_word = 0x1234;
 
@@ -110,36 +114,68 @@ KTEST(10, kmap_well_formed)
 	return 0;
 }
 
-/* The first /soc/serial node's register block (QEMU virt: a 16550 at
- * 0x10000000): 0 and its physical address, or -1. */
-static int uart_pa(paddr_t *pa)
+/* One UART register the kmap test may read, and the value it holds on an
+ * idle, firmware-initialised console. Only registers whose meaning is
+ * known for the matched compatible are named: reading a register a device
+ * does not have can fault (a SiFive UART takes 32-bit accesses only, and
+ * has nothing at offset 5) or have side effects (a receive FIFO pops). */
+struct uart_probe {
+	const char *compat;       /* the compatible that matched */
+	paddr_t pa;               /* the register block */
+	uint64_t off;             /* the register's offset in it */
+	unsigned width;           /* access size in bytes: 1 or 4 */
+	uint32_t mask, want;      /* idle: (value & mask) == want */
+};
+
+static const char *const uart_compats[] = { "ns16550a", "ns16550", "sifive,uart0" };
+
+/* The first UART in blob the test knows how to read: a 16550 (its line
+ * status register, register 5 scaled by reg-shift, at reg-io-width; idle:
+ * THR empty and transmitter empty, 0x60) or a SiFive UART (txctrl at 0x08,
+ * 32-bit; the firmware console has its transmit enable, bit 0, set).
+ * Returns 0 and *p, or -E_NOENT when the tree lists none (or one with an
+ * access width the test does not do). */
+static int uart_probe(const void *blob, struct uart_probe *p)
 {
-	const void *blob = phys_to_virt(boot_info.dtb_pa);
-	int soc = fdt_path(blob, "/soc"), uart = fdt_path(blob, "/soc/serial");
-	if (soc < 0 || uart < 0)
-		return -1;
+	struct dt_dev d;
+	int err = dt_find_compatible(blob, uart_compats, 3, &d);
+	if (err)
+		return err;
+	p->compat = uart_compats[d.which];
+	p->pa = d.base;
+	if (d.which == 2) {
+		p->off = 0x08;
+		p->width = 4;
+		p->mask = p->want = 1;
+		return 0;
+	}
 	int len;
-	const void *ac = fdt_getprop(blob, soc, "#address-cells", &len);
-	uint32_t cells = ac && len == 4 ? fdt_be32(ac) : 2;
-	const void *reg = fdt_getprop(blob, uart, "reg", &len);
-	if (!reg || cells < 1 || cells > 2 || len < (int)(4 * cells))
-		return -1;
-	*pa = fdt_read_cells(reg, cells);
+	const void *v = fdt_getprop(blob, d.node, "reg-shift", &len);
+	uint32_t shift = v && len == 4 ? fdt_be32(v) : 0;
+	v = fdt_getprop(blob, d.node, "reg-io-width", &len);
+	uint32_t width = v && len == 4 ? fdt_be32(v) : 1;
+	if (shift > 4 || (width != 1 && width != 4))
+		return -E_NOENT;
+	p->off = 5UL << shift;
+	p->width = width;
+	p->mask = p->want = 0x60;
 	return 0;
 }
 
 /* MMIO through the core: the UART's page mapped with the kernel's MMIO
- * permissions reads the device (its line status register, idle: THR
- * empty and transmitter empty, 0x60), a query reports the memory type the
- * table was asked for (device where it has Svpbmt), a table without the
- * type refuses it, and the page is taken back without being released as
- * a frame. */
+ * permissions reads the device (the register uart_probe names, at its
+ * idle value), a query reports the memory type the table was asked for
+ * (device where it has Svpbmt), a table without the type refuses it, and
+ * the page is taken back without being released as a frame. The UART is
+ * found by compatible; a machine without one the test can read (spike's
+ * console is HTIF) skips the test. */
 #define MMIO_VA (KERNEL_VBASE - (4UL << 20))
 KTEST(10, kmap_mmio)
 {
-	paddr_t pa;
-	if (uart_pa(&pa))
-		return KFAIL("no /soc/serial reg in the device tree");
+	struct uart_probe up;
+	if (uart_probe(phys_to_virt(boot_info.dtb_pa), &up))
+		return KSKIP("the device tree lists no enabled ns16550/ns16550a/sifive,uart0");
+	paddr_t pa = up.pa + up.off;
 	paddr_t page = pa & ~(PAGE_SIZE - 1);
 	unsigned prot = kmap_mmio_prot();
 	bool has_dev = kernel_as.arch->mem_types & (1u << MM_MT_DEVICE);
@@ -160,7 +196,8 @@ KTEST(10, kmap_mmio)
 			     kernel_as.arch->name, refused);
 	if (err)
 		return KFAIL("map UART page: %s", mm_strerror(err));
-	uint8_t lsr = *(volatile uint8_t *)(MMIO_VA + (pa - page) + 5);
+	uint64_t rva = MMIO_VA + (pa - page);
+	uint32_t val = up.width == 4 ? *(volatile uint32_t *)rva : *(volatile uint8_t *)rva;
 	if (mm_lock(&c, &kernel_as, MMIO_VA, MMIO_VA + PAGE_SIZE))
 		return KFAIL("lock");
 	struct mm_info out;
@@ -171,7 +208,226 @@ KTEST(10, kmap_mmio)
 	if (in.kind != MM_MAPPED || in.pa != page || in.prot != prot)
 		return KFAIL("UART page queried kind %u pa %lx prot %x, mapped %x", in.kind,
 			     (unsigned long)in.pa, in.prot, prot);
-	if ((lsr & 0x60) != 0x60)
-		return KFAIL("UART line status %x through the mapping, want THRE|TEMT", lsr);
+	if ((val & up.mask) != up.want)
+		return KFAIL("%s register %lx reads %x through the mapping, want %x under mask %x",
+			     up.compat, (unsigned long)up.off, val, up.want, up.mask);
+	return 0;
+}
+
+/* --- a small device-tree writer for the tests below: one blob at a time,
+ * in a static buffer (tests run one after another). --- */
+struct fdtw {
+	uint8_t st[1024];
+	char strs[256];
+	uint32_t st_len, strs_len;
+	bool overflow;
+	uint8_t blob[1536];
+};
+
+static void fw_word(struct fdtw *w, uint32_t v)
+{
+	if (w->st_len + 4 > sizeof w->st) {
+		w->overflow = true;
+		return;
+	}
+	w->st[w->st_len++] = (uint8_t)(v >> 24);
+	w->st[w->st_len++] = (uint8_t)(v >> 16);
+	w->st[w->st_len++] = (uint8_t)(v >> 8);
+	w->st[w->st_len++] = (uint8_t)v;
+}
+
+/* Append n bytes and pad the structure block to 4. */
+static void fw_bytes(struct fdtw *w, const void *p, uint32_t n)
+{
+	uint32_t padded = (n + 3) & ~3u;
+	if (w->st_len + padded > sizeof w->st) {
+		w->overflow = true;
+		return;
+	}
+	memcpy(w->st + w->st_len, p, n);
+	memset(w->st + w->st_len + n, 0, padded - n);
+	w->st_len += padded;
+}
+
+static void fw_begin(struct fdtw *w, const char *name)
+{
+	fw_word(w, FDT_BEGIN_NODE);
+	fw_bytes(w, name, (uint32_t)strlen(name) + 1);
+}
+
+static void fw_end(struct fdtw *w) { fw_word(w, FDT_END_NODE); }
+
+/* A property of len bytes; the name goes to the strings block (no sharing). */
+static void fw_prop(struct fdtw *w, const char *name, const void *v, uint32_t len)
+{
+	uint32_t nl = (uint32_t)strlen(name) + 1;
+	if (w->strs_len + nl > sizeof w->strs) {
+		w->overflow = true;
+		return;
+	}
+	memcpy(w->strs + w->strs_len, name, nl);
+	fw_word(w, FDT_PROP);
+	fw_word(w, len);
+	fw_word(w, w->strs_len);
+	w->strs_len += nl;
+	fw_bytes(w, v, len);
+}
+
+/* A string property (one string; a list is "a\0b" with fw_prop and its length). */
+static void fw_str(struct fdtw *w, const char *name, const char *s)
+{
+	fw_prop(w, name, s, (uint32_t)strlen(s) + 1);
+}
+
+/* A property of n 32-bit cells. */
+static void fw_cells(struct fdtw *w, const char *name, int n, const uint32_t *c)
+{
+	uint8_t v[32];
+	for (int i = 0; i < n && i < 8; i++) {
+		v[4 * i] = (uint8_t)(c[i] >> 24);
+		v[4 * i + 1] = (uint8_t)(c[i] >> 16);
+		v[4 * i + 2] = (uint8_t)(c[i] >> 8);
+		v[4 * i + 3] = (uint8_t)c[i];
+	}
+	fw_prop(w, name, v, 4 * (uint32_t)(n < 8 ? n : 8));
+}
+
+static void fw_u32(struct fdtw *w, const char *name, uint32_t v) { fw_cells(w, name, 1, &v); }
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+/* Close the structure block and lay out header, an empty memreserve
+ * block, structure and strings. Returns the blob, or NULL if it overflowed. */
+static const void *fw_finish(struct fdtw *w)
+{
+	fw_word(w, FDT_END);
+	uint32_t off_rsv = 40, off_st = off_rsv + 16, off_strs = off_st + w->st_len;
+	uint32_t total = off_strs + w->strs_len;
+	if (w->overflow || total > sizeof w->blob)
+		return NULL;
+	memset(w->blob, 0, sizeof w->blob);
+	uint32_t hdr[10] = { FDT_MAGIC, total, off_st, off_strs, off_rsv, 17, 16, 0,
+			     w->strs_len, w->st_len };
+	for (int i = 0; i < 10; i++)
+		put_be32(w->blob + 4 * i, hdr[i]);
+	memcpy(w->blob + off_st, w->st, w->st_len);
+	memcpy(w->blob + off_strs, w->strs, w->strs_len);
+	return w->blob;
+}
+
+static struct fdtw fw;
+
+/* Root (#address-cells 2, #size-cells 2) and an open /soc bus; `ranges`
+ * is empty (the identity) unless rcells > 0 gives its entries, and absent
+ * when rcells < 0. The caller adds devices, closes /soc and the root. */
+static void fw_soc(uint32_t soc_ac, uint32_t soc_sc, int rcells, const uint32_t *ranges)
+{
+	memset(&fw, 0, sizeof fw);
+	fw_begin(&fw, "");
+	fw_u32(&fw, "#address-cells", 2);
+	fw_u32(&fw, "#size-cells", 2);
+	fw_begin(&fw, "soc");
+	fw_u32(&fw, "#address-cells", soc_ac);
+	fw_u32(&fw, "#size-cells", soc_sc);
+	fw_str(&fw, "compatible", "simple-bus");
+	if (rcells == 0)
+		fw_prop(&fw, "ranges", "", 0);
+	else if (rcells > 0)
+		fw_cells(&fw, "ranges", rcells, ranges);
+}
+
+static const void *fw_close_soc(void)
+{
+	fw_end(&fw);    /* soc */
+	fw_end(&fw);    /* root */
+	return fw_finish(&fw);
+}
+
+/* Exploit-style: the kmap test must choose the register it reads from the
+ * UART's compatible, never from where the node sits. A /soc/serial node
+ * that is a SiFive UART (as on -M sifive_u) has no byte register at
+ * offset 5, and a byte load there is an access fault in the kernel: the
+ * probe must name txctrl (0x08, 32-bit) instead. Also: a 16550 with
+ * reg-shift/reg-io-width and a translating `ranges`, a disabled UART
+ * passed over for an enabled one, an unknown "serial" and a bus that does
+ * not map its children into the CPU's space are each handled without
+ * guessing. Built-in blobs; no device is touched. */
+KTEST(10, sec_kmap_by_compatible)
+{
+	struct uart_probe p;
+	static const char sifive_list[] = "sifive,fu540-c000-uart\0sifive,uart0";
+
+	/* 1. /soc/serial@10010000 is a SiFive UART. */
+	fw_soc(2, 2, 0, NULL);
+	fw_begin(&fw, "serial@10010000");
+	fw_prop(&fw, "compatible", sifive_list, sizeof sifive_list);
+	fw_cells(&fw, "reg", 4, (const uint32_t[]){ 0, 0x10010000, 0, 0x1000 });
+	fw_end(&fw);
+	const void *b = fw_close_soc();
+	if (!b)
+		return KFAIL("test blob 1 overflowed");
+	if (uart_probe(b, &p))
+		return KFAIL("a sifive,uart0 at /soc/serial was not found");
+	if (strcmp(p.compat, "sifive,uart0") || p.off == 5 || p.off != 8 || p.width != 4 ||
+	    p.pa != 0x10010000)
+		return KFAIL("sifive,uart0 probed as %s at %lx + %lx, width %u (want txctrl, 0x8, 32-bit)",
+			     p.compat, (unsigned long)p.pa, (unsigned long)p.off, p.width);
+
+	/* 2. A 16550 with reg-shift 2, 32-bit registers, behind a bus whose
+	 * ranges put child address 0 at 0x20000000. */
+	fw_soc(1, 1, 4, (const uint32_t[]){ 0, 0, 0x20000000, 0x100000 });
+	fw_begin(&fw, "uart@3000");
+	fw_str(&fw, "compatible", "ns16550a");
+	fw_cells(&fw, "reg", 2, (const uint32_t[]){ 0x3000, 0x100 });
+	fw_u32(&fw, "reg-shift", 2);
+	fw_u32(&fw, "reg-io-width", 4);
+	fw_end(&fw);
+	if (!(b = fw_close_soc()))
+		return KFAIL("test blob 2 overflowed");
+	if (uart_probe(b, &p) || p.pa != 0x20003000 || p.off != 20 || p.width != 4)
+		return KFAIL("ns16550a behind ranges, reg-shift 2: pa %lx off %lx width %u",
+			     (unsigned long)p.pa, (unsigned long)p.off, p.width);
+
+	/* 3. A disabled 16550 first, an enabled SiFive UART after it. */
+	fw_soc(2, 2, 0, NULL);
+	fw_begin(&fw, "serial@10000000");
+	fw_str(&fw, "compatible", "ns16550a");
+	fw_cells(&fw, "reg", 4, (const uint32_t[]){ 0, 0x10000000, 0, 0x100 });
+	fw_str(&fw, "status", "disabled");
+	fw_end(&fw);
+	fw_begin(&fw, "serial@10011000");
+	fw_str(&fw, "compatible", "sifive,uart0");
+	fw_cells(&fw, "reg", 4, (const uint32_t[]){ 0, 0x10011000, 0, 0x1000 });
+	fw_end(&fw);
+	if (!(b = fw_close_soc()))
+		return KFAIL("test blob 3 overflowed");
+	if (uart_probe(b, &p) || p.pa != 0x10011000 || p.off != 8)
+		return KFAIL("a disabled ns16550a was chosen over an enabled sifive,uart0");
+
+	/* 4. Nothing known: an unknown UART at /soc/serial is not read. */
+	fw_soc(2, 2, 0, NULL);
+	fw_begin(&fw, "serial@10000000");
+	fw_str(&fw, "compatible", "acme,uart");
+	fw_cells(&fw, "reg", 4, (const uint32_t[]){ 0, 0x10000000, 0, 0x100 });
+	fw_end(&fw);
+	if (!(b = fw_close_soc()))
+		return KFAIL("test blob 4 overflowed");
+	if (uart_probe(b, &p) != -E_NOENT)
+		return KFAIL("an acme,uart at /soc/serial was taken for a known UART");
+
+	/* 5. A bus without `ranges` does not put its children in the CPU's
+	 * address space: its 16550 is not reachable and not used. */
+	fw_soc(2, 2, -1, NULL);
+	fw_begin(&fw, "serial@10000000");
+	fw_str(&fw, "compatible", "ns16550a");
+	fw_cells(&fw, "reg", 4, (const uint32_t[]){ 0, 0x10000000, 0, 0x100 });
+	fw_end(&fw);
+	if (!(b = fw_close_soc()))
+		return KFAIL("test blob 5 overflowed");
+	if (uart_probe(b, &p) != -E_NOENT)
+		return KFAIL("a 16550 on a bus without ranges was used at %lx", (unsigned long)p.pa);
 	return 0;
 }

@@ -27,12 +27,34 @@ EXIT_BROKEN = 125
 BANNER_RE = re.compile(
     r"^patina: (\d+) harts, (sv39|sv48|sv57), (\d+) MiB, mm=(adv|rw|vma)\s*$")
 EXIT_RE = re.compile(r"^patina: exit (-?\d+)\s*$")
-SELFTEST_RE = re.compile(r"^selftest: (\d+) passed, (\d+) failed\s*$")
+# Skipped tests (what the machine lacks) are counted apart, and the part
+# is printed only when there are some.
+SELFTEST_RE = re.compile(r"^selftest: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
+
+
+# The QEMU RISC-V machines the kernel boots on, and the fewest -smp each
+# takes (sifive_u's hart 0 is its E51 monitor core: at least one U54 more).
+MACHINES = {"virt": 1, "spike": 1, "sifive_u": 2}
+
+
+def qemu_has_machine(name):
+    """Does this qemu-system-riscv64 offer -machine name?"""
+    qemu = shutil.which("qemu-system-riscv64") or "qemu-system-riscv64"
+    try:
+        out = subprocess.run([qemu, "-machine", "help"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(ln.split()[:1] == [name] for ln in out.splitlines())
 
 
 def add_boot_args(p):
     """The boot flags shared by scripts/run and the test drivers."""
     p.add_argument("--kernel", required=True, help="path to patina.elf")
+    p.add_argument("--machine", choices=sorted(MACHINES), default="virt",
+                   help="QEMU machine: virt (16550 UART), spike (HTIF console, "
+                   "no UART) or sifive_u (SiFive UART; hart 0 is an E51 without "
+                   "an MMU that stays with the firmware, so --smp must be >= 2)")
     p.add_argument("--smp", type=int, default=4)
     p.add_argument("--mem", default="512M")
     p.add_argument("--paging", choices=["sv39", "sv48", "sv57"])
@@ -41,9 +63,20 @@ def add_boot_args(p):
     p.add_argument("--ablate", help="comma list of mklock, lateflush, prefault, ipiflush: "
                    "scalability measures to turn off (to measure them)")
     p.add_argument("--gdb", action="store_true")
+    p.add_argument("--failalloc", type=failalloc_word, metavar="N[,B]",
+                   help="fail the Nth kernel allocation of the command (and the B-1 after "
+                        "it; 0: count only)")
     p.add_argument("--cmd")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds before a --cmd run counts as hung")
+
+
+def failalloc_word(s):
+    """--failalloc's value: N or N,B (decimal, B >= 1), as the kernel takes it."""
+    parts = str(s).split(",")
+    if len(parts) > 2 or not all(p.isdigit() for p in parts) or (len(parts) == 2 and int(parts[1]) < 1):
+        raise argparse.ArgumentTypeError("expected N or N,B")
+    return ",".join(str(int(p)) for p in parts)
 
 
 def bootargs(opts):
@@ -53,6 +86,8 @@ def bootargs(opts):
     words.append("mm=" + opts.mm)
     if getattr(opts, "ablate", None):
         words.append("ablate=" + opts.ablate)
+    if getattr(opts, "failalloc", None) is not None:
+        words.append("failalloc=%s" % opts.failalloc)
     if opts.cmd is not None:
         words += ["--", opts.cmd]
     return " ".join(words)
@@ -61,7 +96,10 @@ def bootargs(opts):
 def qemu_command(opts, extra=(), interactive=False):
     """Return the argv that boots the kernel with these options."""
     qemu = shutil.which("qemu-system-riscv64") or "qemu-system-riscv64"
-    argv = [qemu, "-machine", "virt", "-bios", "default",
+    machine = getattr(opts, "machine", None) or "virt"
+    if opts.smp < MACHINES[machine]:
+        raise SystemExit("patina: -machine %s needs --smp >= %d" % (machine, MACHINES[machine]))
+    argv = [qemu, "-machine", machine, "-bios", "default",
             "-smp", str(opts.smp), "-m", opts.mem,
             "-kernel", opts.kernel, "-append", bootargs(opts)]
     if opts.icount:

@@ -20,24 +20,7 @@
 
 #define CK(c, ...) do { if (!(c)) { if (!why[0]) snprintf(why, 160, __VA_ARGS__); goto out; } } while (0)
 
-static long txn1(long region, uint32_t op, uint32_t prot, uint64_t va, int64_t arg,
-		 struct region_op *out)
-{
-	struct region_op o = { .op = op, .prot = prot, .va = va, .len = GR_PG, .arg = arg };
-	long r = region_txn(region, va, va + GR_PG, &o, 1);
-	if (out)
-		*out = o;
-	return r < 0 ? r : (r == 1 ? 0 : o.result);
-}
-
-static void drop(long *s)
-{
-	if (*s >= 0) {
-		cap_delete(*s);
-		slot_release(*s);
-	}
-	*s = -1;
-}
+#define txn1 txn_one
 
 /* A fresh slot holding a cap minted from `src` with `rights`. */
 static long mint(long src, unsigned rights)
@@ -118,12 +101,12 @@ int sec_ro_frame_protect(char *why)
 	/* EVICT of the only reference to a read-only grant: the frame cap it
 	 * becomes has no R_WRITE (and no R_SHARE the grant did not have). */
 	CK(txn1(SLOT_SELF_AS, ROP_UNMAP, 0, GR_VA, 0, NULL) == 0, "owner unmaps");
-	drop(&ro);
+	slot_drop(&ro);
 	ro = mint(f, R_READ);
 	CK(ro >= 0, "mint R_READ only");
-	drop(&f);
+	slot_drop(&f);
 	CK(txn1(rc, ROP_MAP, PROT_R, GR_VA, ro, NULL) == 0, "map the last reference");
-	drop(&ro);
+	slot_drop(&ro);
 	ev = slot_alloc();
 	CK(ev >= 0, "slot");
 	CK(txn1(rc, ROP_EVICT, 0, GR_VA, ev, NULL) == 0, "evict the grant");
@@ -135,11 +118,11 @@ int sec_ro_frame_protect(char *why)
 out:
 	txn1(SLOT_SELF_AS, ROP_UNMAP, 0, GR_VA, 0, NULL);
 	txn1(SLOT_SELF_AS, ROP_UNMAP, 0, GR_VA2, 0, NULL);
-	drop(&ev);
-	drop(&ro);
-	drop(&f);
-	drop(&rc);
-	drop(&task);
+	slot_drop(&ev);
+	slot_drop(&ro);
+	slot_drop(&f);
+	slot_drop(&rc);
+	slot_drop(&task);
 	if (!why[0]) {
 		struct kcounters after;
 		settled_counters(&after);
@@ -162,7 +145,7 @@ int sec_clone_noshare(char *why)
 	CK(f >= 0 && frame_alloc(f) == 0, "frame_alloc");
 	ns = mint(f, R_READ | R_WRITE);           /* no R_SHARE: one mapping */
 	CK(ns >= 0, "mint without R_SHARE");
-	drop(&f);
+	slot_drop(&f);
 	CK(txn1(SLOT_SELF_AS, ROP_MAP, PROT_R | PROT_W, GR_VA, ns, NULL) == 0, "map it");
 	*(volatile uint64_t *)GR_VA = 0xc10e;
 	uint64_t p = prot_of(SLOT_SELF_AS, GR_VA, NULL);
@@ -185,10 +168,10 @@ int sec_clone_noshare(char *why)
 out:
 	txn1(SLOT_SELF_AS, ROP_UNMAP, 0, GR_VA, 0, NULL);
 	txn1(SLOT_SELF_AS, ROP_UNMAP, 0, GR_VA2, 0, NULL);
-	drop(&ns);
-	drop(&f);
-	drop(&rc);
-	drop(&task);
+	slot_drop(&ns);
+	slot_drop(&f);
+	slot_drop(&rc);
+	slot_drop(&task);
 	if (!why[0]) {
 		struct kcounters after;
 		settled_counters(&after);

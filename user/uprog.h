@@ -54,9 +54,22 @@ int sec_wx(char *why);
 int sec_console_cap(char *why);
 int sec_revoke_region(char *why);
 int sec_grant_at_delivery(char *why);
+/* Shared by the sec_* files below (sec_util.c): empty a slot and give it
+ * back (no-op for -1; *s becomes -1); one region op on the 4 KiB page at
+ * va: 0 or its error, the op as it came back in *out (may be NULL). */
+struct region_op;
+void slot_drop(long *s);
+long txn_one(long region, uint32_t op, uint32_t prot, uint64_t va, int64_t arg,
+	     struct region_op *out);
 /* Frame grants bind their mappings (sec_grants.c). */
 int sec_ro_frame_protect(char *why);
 int sec_clone_noshare(char *why);
+/* Priority is an authority (sec_prio.c). */
+int sec_prio_mcp(char *why);
+/* A call waiting for its reply ends when its endpoint dies (sec_ipc.c). */
+int sec_ep_death_reply(char *why);
+/* A dead task's frame charges go to its parent (sec_charge.c). */
+int sec_dead_charge(char *why);
 
 /* Fault endpoints and empty tasks (pager_tests.c, selftest names pg_*)
  * and the `pagerkill` command (pagerkill.c). Their child roles: */

@@ -24,7 +24,8 @@ enum patina_sys {
 	SYS_CAP_INFO,          /* (slot, struct cap_info *) */
 	SYS_EP_CREATE,         /* (dst) */
 	SYS_FRAME_ALLOC,       /* (dst): one zeroed 4 KiB frame, charged to the quota */
-	SYS_THREAD_CREATE,     /* (task, pc, sp, arg, dst, prio<<16 | (hart+1)) hart 0 = any */
+	SYS_THREAD_CREATE,     /* (task, pc, sp, arg, dst, prio<<16 | (hart+1)) hart 0 = any;
+	                        * prio 0..PRIO_USER_MAX (E_INVAL), at most the task's mcp (E_PERM) */
 	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, quota, give): new task from a boot
 	                        * module (kernel cap with R_CONTROL); quota = QUOTA(...) below,
 	                        * carved from the caller's; a copy of cap `give` (or SLOT_NONE)
@@ -65,12 +66,20 @@ enum patina_sys {
 #define QUOTA_THREADS(q)   ((int)(((unsigned long)(q) >> 32) & 0xff))
 #define QUOTA_ENDPOINTS(q) ((int)(((unsigned long)(q) >> 40) & 0xff))
 #define QUOTA_TASKS(q)     ((int)(((unsigned long)(q) >> 48) & 0xff))
-#define QUOTA_VALID(q)     (((unsigned long)(q) >> 56) == 0)
+/* The child's maximum controlled priority (mcp): the highest priority any
+ * of its threads may get (SYS_THREAD_CREATE refuses more with E_PERM).
+ * Bits 56..59 hold mcp + 1; 0 means "the caller's own". An mcp above the
+ * caller's is refused (E_PERM). User priorities are 0..PRIO_USER_MAX;
+ * kernel threads run above all of them. */
+#define PRIO_USER_MAX      3
+#define QUOTA_MCP(q, mcp)  ((long)((unsigned long)(q) | (((unsigned long)(mcp) + 1) & 0xf) << 56))
+#define QUOTA_MCP_FIELD(q) ((unsigned)(((unsigned long)(q) >> 56) & 0xf))
+#define QUOTA_VALID(q)     (((unsigned long)(q) >> 60) == 0)
 
 /* SYS_DEBUG operations (kernel cap: R_READ for the queries, R_WRITE for
  * DBG_KTEST and DBG_KCMD). */
 enum patina_dbg {
-	DBG_KTEST = 1,         /* (prefix, counts[2]) run in-kernel tests: passed, failed */
+	DBG_KTEST = 1,         /* (prefix, counts[3]) run in-kernel tests: passed, failed, skipped */
 	DBG_KCMD,              /* (line, len) run an in-kernel command -> its status */
 	DBG_COUNTERS,          /* (struct kcounters *) */
 	DBG_NCPUS,             /* () -> harts online */
@@ -79,8 +88,12 @@ enum patina_dbg {
 	DBG_MMINFO,            /* () -> paging levels | mm mode (0 adv, 1 rw, 2 vma) << 8 */
 	DBG_HARTID,            /* (hart) -> the hart id of logical hart `hart` (0..harts online - 1) */
 	DBG_AS_HARTS,          /* () -> harts with the caller's address space loaded now (TLB-shootdown targets) */
-	DBG_HOLD_MKLOCK,       /* (us <= 1000000, long *counter) hold mk_lock, interrupts off, for us
-	                        * microseconds -> how far *counter moved meanwhile (needs R_WRITE) */
+	DBG_HOLD_MKLOCK,       /* (us | need << 32, long *counter) hold mk_lock, interrupts off, for
+	                        * us <= 10000000 microseconds, or with need > 0 only until *counter
+	                        * has moved by need (us then a hang guard) -> how far *counter
+	                        * moved meanwhile (needs R_WRITE) */
+	DBG_FAILALLOC,         /* () stop counting kernel allocations (boot argument failalloc=N)
+	                        * -> how many were counted, -E_INVAL without failalloc= (needs R_WRITE) */
 };
 
 /* Kernel resource counters, to check that nothing leaks. */

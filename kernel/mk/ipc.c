@@ -27,6 +27,7 @@
  * sender fails with E_DEAD at once, and so does every later send or call
  * (so a fault call to a dead pager kills its client instead of hanging). */
 #include "mk.h"
+#include "failalloc.h"
 #include "kstring.h"
 #include "arch.h"
 
@@ -50,7 +51,7 @@ struct endpoint *ep_alloc(struct task *charge)
 {
 	if (charge->eps_used >= charge->ep_quota)
 		return NULL;
-	for (int i = 0; i < MAX_ENDPOINTS; i++) {
+	for (int i = failalloc_fail() ? MAX_ENDPOINTS : 0; i < MAX_ENDPOINTS; i++) {
 		struct endpoint *e = &eps[i];
 		if (__atomic_load_n(&e->refs, __ATOMIC_RELAXED))
 			continue;
@@ -141,14 +142,33 @@ static void fail_queued(struct endpoint *e, long err, int all)
 	}
 }
 
+/* Needs e locked, and no cap naming e left (refs 0). Callers still
+ * waiting for a reply through e are not queued on it, but their wait is
+ * guarded by e's lock (th->ep == e): once e is free and reused, that lock
+ * would guard another endpoint's waits. So their calls end here with
+ * E_DEAD (a reply given later finds no waiter, as for a killed caller).
+ * A scan of the thread pool: only at an endpoint's death. */
+static void fail_reply_waits(struct endpoint *e)
+{
+	for (int i = 0; i < MAX_THREADS; i++) {
+		struct thread *th = &threads[i];
+		if (__atomic_load_n(&th->ep, __ATOMIC_ACQUIRE) == e && th->block == B_REPLY) {
+			set_result(th, -E_DEAD);
+			wake(th);
+		}
+	}
+}
+
 /* Needs mk_lock. Drop a reference; at zero every waiter fails E_DEAD
- * and the endpoint is free for ep_alloc (which runs under mk_lock too). */
+ * (queued senders and receivers, and callers waiting for a reply through
+ * e) and the endpoint is free for ep_alloc (which runs under mk_lock too). */
 void ep_put(struct endpoint *e)
 {
 	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	ep_lock(e);
 	fail_queued(e, -E_DEAD, 1);
+	fail_reply_waits(e);
 	ep_unlock(e);
 	if (e->charged && e->charged->state != TASK_FREE && e->charged->gen == e->charged_gen)
 		e->charged->eps_used--;

@@ -51,7 +51,12 @@
 #define MAX_ENDPOINTS 256
 #define KTHREADS_RESERVED 8   /* thread structs init's quota leaves to kernel threads */
 #define THREAD_KSTACK 16384
-#define NPRIO         4
+/* Priority levels, higher runs first. User threads get 0..PRIO_USER_MAX,
+ * each no higher than its task's maximum controlled priority (mcp,
+ * carved from the parent's); kernel threads (the reaper) run above every
+ * user level, so no user thread can starve them. */
+#define PRIO_KERNEL   (PRIO_USER_MAX + 1)     /* PRIO_USER_MAX: patina/syscall.h */
+#define NPRIO         (PRIO_KERNEL + 1)
 #define PRIO_DEFAULT  1
 
 extern spinlock_t mk_lock;
@@ -191,6 +196,7 @@ struct task {
 	int thread_quota, threads_used;
 	int ep_quota, eps_used;
 	int task_quota, tasks_used;
+	int mcp;                    /* highest priority a thread of ours may have (<= parent's) */
 	struct thread *waiters;     /* threads in SYS_TASK_WAIT on us */
 	int as_users;               /* transactions from other tasks in flight */
 	int tearing_down;           /* reaper is destroying the AS: no hart runs it */
@@ -353,9 +359,12 @@ void task_thread_left(struct thread *th);            /* mk_lock held: dead th is
 void task_wait_cancel(struct thread *th);            /* mk_lock held: th blocked in B_WAIT leaves its waiter list */
 void reaper_start(void);
 /* A task's quotas as asked for at spawn (abi QUOTA() unpacked). */
-struct quota { long frames; int threads, eps, tasks; };
+struct quota { long frames; int threads, eps, tasks, mcp; };
 /* A spawned task's first thread, held until task_start starts it. */
 struct spawned { struct thread *th; uint64_t entry, arg; };
+/* A quota word (abi QUOTA()) of a child of t as a struct quota: 0, or
+ * -E_INVAL (stray bits) or -E_PERM (an mcp above t's). */
+int quota_decode(const struct task *t, long quota, struct quota *q);
 int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct quota *q, int is_init,
 		      struct task **out, struct spawned *sp);
 int task_start(struct spawned *sp);

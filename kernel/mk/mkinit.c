@@ -31,7 +31,7 @@ void mk_start(const char *command)
 	 * beyond what init chose to give it. */
 	struct quota q = { .frames = (long)(frame_free_count() * 3 / 4),
 			   .threads = MAX_THREADS - KTHREADS_RESERVED,
-			   .eps = MAX_ENDPOINTS, .tasks = MAX_TASKS - 1 };
+			   .eps = MAX_ENDPOINTS, .tasks = MAX_TASKS - 1, .mcp = PRIO_USER_MAX };
 	struct task *init;
 	struct spawned sp;
 	err = task_spawn_module(NULL, 0, 0, &q, 1, &init, &sp);

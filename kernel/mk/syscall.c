@@ -13,6 +13,7 @@
 #include "shootdown.h"
 #include "rcu.h"
 #include "smp.h"
+#include "failalloc.h"
 
 #define A(i) (uf->tf.regs[10 + (i)])
 
@@ -177,7 +178,7 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 	int err = 0;
 	int hart = (int)(flags & 0xffff) - 1;
 	int prio = (int)((flags >> 16) & 0xffff);
-	if (hart >= (int)ncpus || prio >= NPRIO)
+	if (hart >= (int)ncpus || prio > PRIO_USER_MAX)
 		return -E_INVAL;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *tc = cap_lookup(t, tslot, CAP_TASK, R_CONTROL, &err);
@@ -186,6 +187,8 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 	struct thread *th = NULL;
 	if (d && target->state != TASK_ALIVE)
 		err = -E_DEAD;
+	else if (d && prio > target->mcp)
+		err = -E_PERM;      /* priority is carved like a quota: no level above the task's mcp */
 	else if (d)
 		th = thread_alloc(target, &err);    /* the target's thread quota */
 	if (th) {
@@ -212,11 +215,10 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg, long dst,
 			   long quota, long give)
 {
-	int err = 0;
-	if (!QUOTA_VALID(quota))
-		return -E_INVAL;
-	struct quota q = { .frames = QUOTA_FRAMES(quota), .threads = QUOTA_THREADS(quota),
-			   .eps = QUOTA_ENDPOINTS(quota), .tasks = QUOTA_TASKS(quota) };
+	struct quota q;
+	int err = quota_decode(t, quota, &q);
+	if (err)
+		return err;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *kc = cap_lookup(t, kslot, CAP_KERNEL, R_CONTROL, &err);
 	if (kc)
@@ -347,7 +349,8 @@ static long sys_task_region(struct task *t, long slot, long dst)
  * kernel tests or commands R_WRITE. */
 static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t b)
 {
-	int write = op == DBG_KTEST || op == DBG_KCMD || op == DBG_HOLD_MKLOCK;
+	int write = op == DBG_KTEST || op == DBG_KCMD || op == DBG_HOLD_MKLOCK ||
+		    op == DBG_FAILALLOC;
 	int err = has_cap(t, kslot, CAP_KERNEL, write ? R_WRITE : R_READ);
 	if (err)
 		return err;
@@ -359,17 +362,17 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		if (a && (copy_from_user(buf, a, 32) || (buf[31] = 0)))
 			return -E_FAULT;
 		/* Kernel tests expect the kernel address space, as at boot. */
-		int counts[2];
+		int counts[3];
 		unsigned long fl = irq_save();
 		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
 		irq_restore(fl);
-		counts[1] = ktest_run_each(buf, &counts[0]);
+		counts[1] = ktest_run_each(buf, &counts[0], &counts[2]);
 		/* Back to our address space the scheduler's way, on whichever
 		 * hart a test left us: its hart_mask bit set there. */
 		fl = irq_save();
 		sched_activate(cur_thread());
 		irq_restore(fl);
-		long c2[2] = { counts[0], counts[1] };
+		long c2[3] = { counts[0], counts[1], counts[2] };
 		return copy_to_user(b, c2, sizeof c2);
 	}
 	case DBG_KCMD:
@@ -397,6 +400,10 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		spin_unlock_irqrestore(&mk_lock, f);
 		return copy_to_user(a, &kc, sizeof kc);
 	}
+	case DBG_FAILALLOC: {
+		long k = failalloc_stop();
+		return k < 0 ? -E_INVAL : k;
+	}
 	case DBG_NCPUS:
 		return ncpus;
 	case DBG_CMDLINE: {
@@ -404,6 +411,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		size_t n = strlen(s) + 1;
 		if (n > b)
 			return -E_INVAL;
+		failalloc_arm();    /* the workload starts: count from here */
 		return copy_to_user(a, s, n) ? -E_FAULT : (long)(n - 1);
 	}
 	case DBG_MMINFO:
@@ -420,17 +428,53 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		 * wait for an acknowledgement this hart cannot give with
 		 * interrupts off (the SBI fallback, after 20 ms), and that is
 		 * not what is measured here. */
+		/* With a count to wait for (a's high half), the hold ends as
+		 * soon as *b has moved that far: a test judged by events, not
+		 * by how much a loaded host lets the other harts run in a
+		 * fixed window; the time (a's low half) is then a hang guard.
+		 * *b is polled through the direct map (this hart is on the
+		 * kernel's satp), its frame held by a reference taken under
+		 * the page's cursor lock so no unmap frees it meanwhile. */
+		uint64_t us = a & 0xffffffffu, need = a >> 32;
 		long c0, c1;
-		if (a > 1000000)
+		if (us > 10000000 || (b & 7))
 			return -E_INVAL;
 		if (copy_from_user(&c0, b, sizeof c0))
 			return -E_FAULT;
+		uint64_t pa = 0;
+		if (need) {
+			uint64_t page = b & ~(PAGE_SIZE - 1);
+			struct mm_cursor cur;
+			struct mm_info in;
+			if (mm_lock(&cur, &t->as, page, page + PAGE_SIZE))
+				return -E_FAULT;
+			if (mm_query(&cur, page, &in) == MM_OK && in.kind == MM_MAPPED &&
+			    uvm_frame_valid(in.pa)) {
+				pa = in.pa;
+				uvm_frame_get(pa);
+			}
+			mm_release(&cur);
+			if (!pa)
+				return -E_FAULT;
+		}
 		f = spin_lock_irqsave(&mk_lock);
 		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
-		udelay(a);
+		if (need) {
+			/* Counted from when the lock is held: what moved while
+			 * this hart waited for it proves nothing. */
+			volatile long *w = phys_to_virt(pa + (b & (PAGE_SIZE - 1)));
+			c0 = *w;
+			uint64_t end = time_after_us(us);
+			while ((uint64_t)(*w - c0) < need && arch_time_now() < end)
+				cpu_relax();
+		} else {
+			udelay(us);
+		}
 		sched_activate(cur_thread());
 		int e = copy_from_user(&c1, b, sizeof c1);
 		spin_unlock_irqrestore(&mk_lock, f);
+		if (pa)
+			uvm_frame_put(pa);
 		return e ? -E_FAULT : c1 - c0;
 	}
 	case DBG_AS_HARTS: {

@@ -4,6 +4,8 @@
  * (caps, address space) on a kernel stack that belongs to no task, then
  * wakes whoever waits. */
 #include "mk.h"
+#include "uvm_frames.h"
+#include "failalloc.h"
 #include "kstring.h"
 #include "panic.h"
 #include "printk.h"
@@ -231,6 +233,17 @@ static void quota_return(struct task *parent, struct task *t)
 	parent->tasks_used -= t->task_quota - t->tasks_used;
 }
 
+int quota_decode(const struct task *t, long quota, struct quota *q)
+{
+	if (!QUOTA_VALID(quota))
+		return -E_INVAL;
+	unsigned m = QUOTA_MCP_FIELD(quota);
+	*q = (struct quota){ .frames = QUOTA_FRAMES(quota), .threads = QUOTA_THREADS(quota),
+			     .eps = QUOTA_ENDPOINTS(quota), .tasks = QUOTA_TASKS(quota),
+			     .mcp = m ? (int)m - 1 : t->mcp };
+	return q->mcp > t->mcp ? -E_PERM : 0;
+}
+
 /* A new, empty task with its own address space; its quotas are carved
  * from the parent's (returned when it is reaped). Needs: mk_lock NOT held
  * (creating the address space allocates); q already validated. NULL with
@@ -244,7 +257,7 @@ static struct task *task_create(struct task *parent, const struct quota *q, int 
 		*err = -E_QUOTA;
 		return NULL;
 	}
-	for (int i = 0; i < MAX_TASKS; i++)
+	for (int i = failalloc_fail() ? MAX_TASKS : 0; i < MAX_TASKS; i++)
 		if (tasks[i].state == TASK_FREE) {
 			t = &tasks[i];
 			uint32_t gen = t->gen + 1;
@@ -273,6 +286,7 @@ static struct task *task_create(struct task *parent, const struct quota *q, int 
 	t->thread_quota = q->threads;
 	t->ep_quota = q->eps;
 	t->task_quota = q->tasks;
+	t->mcp = q->mcp;
 	for (int i = 0; i < CSPACE_SLOTS; i++)
 		t->cspace[i].owner = t;
 	spin_unlock_irqrestore(&mk_lock, f);
@@ -448,8 +462,10 @@ static void reap(struct task *t)
 	struct task *p = t->parent;
 	if (p && (p->state == TASK_FREE || p->gen != t->parent_gen))
 		p = NULL;
-	/* Endpoints we paid for that others still name: our parent pays on. */
+	/* Endpoints and frames we paid for that others still name: our
+	 * parent, who holds our carve, pays on (and is refunded when they go). */
 	ep_recharge(t, p);
+	uvm_frames_inherit(t, p);
 	if (p)
 		quota_return(p, t);
 	/* Our children (live or dead but named) outlive us: their carve stays
@@ -602,10 +618,10 @@ int task_start(struct spawned *sp)
  * needs at least 16 frames (the address space's first page-table pages). */
 long sys_task_create(struct task *t, long self, long dst, long quota)
 {
-	if (!QUOTA_VALID(quota))
-		return -E_INVAL;
-	struct quota q = { .frames = QUOTA_FRAMES(quota), .threads = QUOTA_THREADS(quota),
-			   .eps = QUOTA_ENDPOINTS(quota), .tasks = QUOTA_TASKS(quota) };
+	struct quota q;
+	int qe = quota_decode(t, quota, &q);
+	if (qe)
+		return qe;
 	if (q.frames < 16)
 		return -E_INVAL;
 	int err = 0;

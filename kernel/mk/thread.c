@@ -4,6 +4,7 @@
 #include "arch.h"
 #include "kstring.h"
 #include "panic.h"
+#include "failalloc.h"
 
 struct thread threads[MAX_THREADS];
 static uint8_t kstacks[MAX_THREADS][THREAD_KSTACK] __attribute__((aligned(16)));
@@ -27,7 +28,7 @@ struct thread *thread_alloc(struct task *t, int *err)
 		*err = -E_QUOTA;
 		return NULL;
 	}
-	for (int i = 0; i < MAX_THREADS; i++) {
+	for (int i = failalloc_fail() ? MAX_THREADS : 0; i < MAX_THREADS; i++) {
 		struct thread *th = &threads[i];
 		if (th->state != T_FREE || th->on_cpu)
 			continue;
@@ -104,6 +105,7 @@ struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity)
 		th->kfn = fn;
 		th->karg = arg;
 		th->affinity = affinity;
+		th->prio = PRIO_KERNEL;         /* above every user level */
 		th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
 		th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
 		th->state = T_RUNNABLE;

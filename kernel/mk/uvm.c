@@ -27,8 +27,7 @@ struct finfo {
 	struct mm_page desc;
 	uint32_t refs;
 	uint32_t maps;             /* mappings counted (see uvm_frame_map_begin) */
-	int16_t charged_id;        /* task index, -1 none */
-	uint32_t charged_gen;
+	uint64_t charge;           /* whom it is charged to: charge_word(), 0 nobody */
 };
 #define FI_PER_CHUNK (PAGE_SIZE / sizeof(struct finfo))
 #define FI_MAX_FRAMES (16UL << 18)        /* 16 GiB of RAM above ram_base */
@@ -260,6 +259,23 @@ unsigned uvm_zframes_here(uint64_t *top)
 	return h->nz;
 }
 
+/* A frame's charge as one word, so that one atomic load or exchange names
+ * a task incarnation: its gen and index + 1; 0 for nobody. */
+static uint64_t charge_word(const struct task *t)
+{
+	return t ? ((uint64_t)t->gen << 32) | (uint32_t)(t->id + 1) : 0;
+}
+
+/* The task a charge word names, if that incarnation still holds its slot
+ * (alive, dying or dead but not yet freed), else NULL. */
+static struct task *charge_task(uint64_t w)
+{
+	if (!w)
+		return NULL;
+	struct task *t = &tasks[(uint32_t)w - 1];
+	return t->gen == (uint32_t)(w >> 32) && t->state != TASK_FREE ? t : NULL;
+}
+
 /* Make pa, a frame from the allocator nobody holds, a user frame with one
  * reference, charged to `charge` (NULL: nobody), which already paid. */
 static void frame_own(struct task *charge, uint64_t pa)
@@ -267,8 +283,7 @@ static void frame_own(struct task *charge, uint64_t pa)
 	struct finfo *f = fi_of(pa);
 	if (!f)
 		panic("uvm: frame %lx has no descriptor", (unsigned long)pa);
-	f->charged_id = charge ? (int16_t)charge->id : -1;
-	f->charged_gen = charge ? charge->gen : 0;
+	__atomic_store_n(&f->charge, charge_word(charge), __ATOMIC_RELAXED);
 	__atomic_store_n(&f->refs, 1, __ATOMIC_RELEASE);
 	frames_count(1);
 }
@@ -325,11 +340,9 @@ void uvm_frame_put(uint64_t pa)
 		panic("uvm: frame %lx released twice", (unsigned long)pa);
 	if (old > 1)
 		return;
-	if (f->charged_id >= 0) {
-		struct task *t = &tasks[f->charged_id];
-		if (t->gen == f->charged_gen)
-			quota_release_frames(t, 1);
-	}
+	struct task *t = charge_task(__atomic_load_n(&f->charge, __ATOMIC_ACQUIRE));
+	if (t)
+		quota_release_frames(t, 1);
 	shootdown_defer(pa, 1, frame_free_now);
 }
 
@@ -390,10 +403,7 @@ uint32_t uvm_frame_refs(uint64_t pa)
 struct task *uvm_frame_owner(uint64_t pa)
 {
 	struct finfo *f = fi_of(pa);
-	if (!f || f->charged_id < 0)
-		return NULL;
-	struct task *t = &tasks[f->charged_id];
-	return t->gen == f->charged_gen && t->state != TASK_FREE ? t : NULL;
+	return f ? charge_task(__atomic_load_n(&f->charge, __ATOMIC_ACQUIRE)) : NULL;
 }
 
 void uvm_frame_recharge(uint64_t pa, struct task *t)
@@ -401,11 +411,32 @@ void uvm_frame_recharge(uint64_t pa, struct task *t)
 	struct finfo *f = fi_of(pa);
 	if (!f)
 		panic("uvm: recharge of unmanaged frame %lx", (unsigned long)pa);
-	struct task *old = uvm_frame_owner(pa);
-	f->charged_id = (int16_t)t->id;
-	f->charged_gen = t->gen;
+	struct task *old = charge_task(__atomic_exchange_n(&f->charge, charge_word(t), __ATOMIC_ACQ_REL));
 	if (old && old != t)
 		quota_release_frames(old, 1);
+}
+
+/* Needs: dead, torn down (no mapping of its own left, parked frames
+ * settled), not yet handed to quota_return. Every frame still charged to
+ * dead task `from` (referenced elsewhere: another task's mapping, a frame
+ * cap) is charged to `to` from now on (NULL: nobody), the parent that
+ * holds from's carve: quota_return leaves exactly from's frames still in
+ * use charged to `to`, and their release later is counted there, not on
+ * the dead task. Each move is a compare-and-swap: a release racing with
+ * it is counted on from (before) or on to (after), never lost or twice.
+ * A scan of every managed frame: only at a reap. */
+void uvm_frames_inherit(struct task *from, struct task *to)
+{
+	uint64_t old = charge_word(from), nw = charge_word(to);
+	for (size_t c = 0; c < sizeof fi_dir / sizeof fi_dir[0]; c++) {
+		struct finfo *chunk = fi_dir[c];
+		for (size_t i = 0; chunk && i < FI_PER_CHUNK; i++) {
+			uint64_t w = old;
+			if (__atomic_load_n(&chunk[i].charge, __ATOMIC_RELAXED) == old)
+				__atomic_compare_exchange_n(&chunk[i].charge, &w, nw, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 unsigned long uvm_pooled_frames(void)

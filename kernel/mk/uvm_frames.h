@@ -21,6 +21,9 @@ struct task *uvm_frame_owner(uint64_t pa);
 /* Charge pa to t from now on (t already paid for it; the old owner, if
  * any and alive, is refunded). */
 void uvm_frame_recharge(uint64_t pa, struct task *t);
+/* At a reap: frames still charged to dead task `from` are charged to `to`
+ * (its parent, or NULL) from now on. */
+void uvm_frames_inherit(struct task *from, struct task *to);
 /* Zeroed frames the fault path has cached on this hart, and in *top the
  * one the next fault here takes (0 when none). Needs: interrupts off. */
 unsigned uvm_zframes_here(uint64_t *top);

@@ -7,6 +7,7 @@
 #include "kstring.h"
 #include "spinlock.h"
 #include "panic.h"
+#include "failalloc.h"
 
 struct region {
 	paddr_t base;        /* first managed frame */
@@ -163,6 +164,8 @@ static uint64_t *isfree_word(paddr_t pa, uint64_t *bit)
 
 int frame_alloc(unsigned flags, paddr_t *pa)
 {
+	if (failalloc_fail())
+		return -E_NOMEM;
 	unsigned long f = irq_save();
 	struct frame_magazine *m = &this_cpu()->mag;
 	if (m->count == 0) {
@@ -227,6 +230,8 @@ int frame_alloc_run(uint64_t n, paddr_t *pa)
 {
 	if (n == 0)
 		return -E_INVAL;
+	if (failalloc_fail())
+		return -E_NOMEM;
 	unsigned long f = spin_lock_irqsave(&pool_lock);
 	for (int k = 0; k < nregions; k++) {
 		struct region *r = &regions[k];

@@ -1,0 +1,23 @@
+/* Helpers the exploit-style tests share (sec_grants.c, sec_prio.c,
+ * sec_ipc.c, sec_charge.c). */
+#include "ulib.h"
+#include "uprog.h"
+
+void slot_drop(long *s)
+{
+	if (*s >= 0) {
+		cap_delete(*s);
+		slot_release(*s);
+	}
+	*s = -1;
+}
+
+long txn_one(long region, uint32_t op, uint32_t prot, uint64_t va, int64_t arg,
+	     struct region_op *out)
+{
+	struct region_op o = { .op = op, .prot = prot, .va = va, .len = 4096, .arg = arg };
+	long r = region_txn(region, va, va + 4096, &o, 1);
+	if (out)
+		*out = o;
+	return r < 0 ? r : (r == 1 ? 0 : o.result);
+}
