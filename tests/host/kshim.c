@@ -17,13 +17,10 @@ size_t strlcpy(char *dst, const char *src, size_t size)
 
 /* kernel/memmap.c takes the kernel image's bounds from the linker script
  * (memlayout.h): here a 64 KiB image whose physical address, through
- * phys_map_base, is 0x80200000 as on QEMU virt. x86-64 and AArch64 hosts
- * both take this assembler. */
+ * phys_map_base, is 0x80200000 as on QEMU virt. _kernel_end is this
+ * array's end, set by the link (--defsym in tests/host/meson.build). */
 #include <stdint.h>
-__asm__(".data\n.balign 4096\n"
-	".globl _kernel_start\n_kernel_start:\n.skip 65536\n"
-	".globl _kernel_end\n_kernel_end:\n.byte 0\n.text\n");
-extern char _kernel_start[];
+char _kernel_start[65536] __attribute__((aligned(4096)));
 uint64_t kernel_va_pa_offset;
 uint64_t phys_map_base;
 

@@ -409,7 +409,7 @@ static void t_bad(void)
 	CHECK(mm_touch(&c, B + PG, false) == MM_EINVAL, "touch of nothing");
 	CHECK(mm_touch(&c, B + 16 * PG, false) == MM_EINVAL, "touch of reserved");
 	CHECK(mm_touch(&c, B + 200 * PG, false) == MM_ENOTLOCKED, "touch outside lock");
-	CHECK(mm_map(&c, B + PG, f, 1, MM_PROT_R, 0x8) == MM_EINVAL, "map bad flags");
+	CHECK(mm_map(&c, B + PG, f, 1, MM_PROT_R, 0x40) == MM_EINVAL, "map bad flags");
 	CHECK(mm_map(&c, B, f, 1, MM_PROT_R, 0) == MM_EEXIST, "map over mapped");
 	CHECK(mm_map(&c, B, f, 1, MM_PROT_R, MM_MAP_COW) == MM_EEXIST, "cow over mapped");
 	struct mm_status st = { .kind = MM_PAGER, .arg = 7 };
