@@ -9,6 +9,7 @@
 #include "hartmask.h"
 #include "arch.h"
 #include "lockcheck.h"
+#include "lockstat.h"
 
 #define KSTACK_SIZE 16384
 
@@ -21,6 +22,10 @@ struct cpu {
 	uint32_t index;           /* logical id 0..ncpus-1, boot hart is 0 */
 	uint32_t hartid;          /* from the DTB */
 	volatile uint32_t online; /* 1 once the hart runs; 2: the boot hart gave up on it (smp.c) */
+
+	/* Lock statistics (lockstat.h). Near the top, so that an acquire path
+	 * reaches a counter at a small offset from the per-hart pointer. */
+	struct lockstat_hart lockstat;
 
 	volatile uint64_t ticks;  /* timer interrupts taken */
 	uint64_t next_tick;       /* absolute time of the programmed timer */
@@ -66,6 +71,23 @@ extern uint32_t ncpus;        /* harts online */
 static inline struct cpu *this_cpu(void)
 {
 	return arch_cpu_get();
+}
+
+/* Count one acquisition in lock-statistics slot `slot` on this hart
+ * (lockstat.h); waited is 0 when the lock was free at the first try, else
+ * 1 + the spin iterations. Any context: each add is one atomic on this
+ * hart's own counter, so an interrupt handler's count cannot tear it, and
+ * should a thread run on another hart by the time it counts, the sum is
+ * still right. All inline, with no call even when contended: a call would
+ * make a leaf such as the IPC fast path save registers on every entry. */
+static inline __attribute__((always_inline)) void lockstat_count(unsigned slot, uint32_t waited)
+{
+	struct lockstat_hart *h = &this_cpu()->lockstat;
+	__atomic_fetch_add(&h->acq[slot], 1, __ATOMIC_RELAXED);
+	if (__builtin_expect(waited != 0, 0)) {
+		__atomic_fetch_add(&h->contended[slot], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->spins[slot], waited - 1, __ATOMIC_RELAXED);
+	}
 }
 
 /* Logical index of the hart with this id, or -1. */

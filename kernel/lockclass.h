@@ -36,10 +36,14 @@
 /* Class flag: locks of this class may nest, lowest address first. */
 #define LOCK_NEST_BY_ADDR 1u
 
+/* stat: the class's slot in the lock statistics (lockstat.h): a table
+ * class's LOCK_CLASS_IDX_*; 0 (LOCKSTAT_OTHER) for a class defined
+ * elsewhere (the checker's tests), so such a class needs no slot. */
 struct lock_class {
 	const char *name;
 	uint16_t rank;
 	uint16_t flags;
+	uint8_t stat;
 };
 
 /* X(ident, name, rank, flags): one line per class, in lock order. */
@@ -61,5 +65,11 @@ struct lock_class {
 	enum { LOCK_RANK_##id = rk };
 LOCK_CLASSES(LOCK_CLASS_DECLARE)
 #undef LOCK_CLASS_DECLARE
+
+/* Each table class's statistics slot, in table order from 1 (slot 0 is
+ * LOCKSTAT_OTHER); LOCK_CLASS_END is one past the last. */
+#define LOCK_CLASS_INDEX(id, nm, rk, fl) LOCK_CLASS_IDX_##id,
+enum { LOCK_CLASS_IDX_FIRST_ = 0, LOCK_CLASSES(LOCK_CLASS_INDEX) LOCK_CLASS_END };
+#undef LOCK_CLASS_INDEX
 
 #endif

@@ -8,6 +8,7 @@
 #include "cortenmm/cursor.h"
 #include "cortenmm/qlock.h"
 #include "cpu.h"
+#include "lockstat.h"
 #include "frame.h"
 #include "memlayout.h"
 #include "panic.h"
@@ -53,14 +54,15 @@ void kmm_panic(const char *msg)
 
 #ifndef KMM_LOCK_TAS
 /* Interrupts go off before the hart's node is used and stay off while the
- * lock is held, so a hart waits for one lock at a time. */
+ * lock is held, so a hart waits for one lock at a time. Each take counts
+ * in the lock statistics here (the core counts only its own locks). */
 static struct mm_qnode *kq_node(uint32_t hart) { return &cpus[hart].mm_qnode; }
 static const struct mm_qctx kq = { .node = kq_node, .relax = kmm_relax };
 
 void kmm_spin_lock(mm_lock_t *l)
 {
 	preempt_disable();
-	mm_qspin_lock(&kq, this_cpu()->index, l);
+	lockstat_count(LOCKSTAT_MM + MM_LK_SPIN, mm_qspin_lock(&kq, this_cpu()->index, l));
 }
 void kmm_spin_unlock(mm_lock_t *l)
 {
@@ -70,7 +72,7 @@ void kmm_spin_unlock(mm_lock_t *l)
 void kmm_read_lock(mm_lock_t *l)
 {
 	preempt_disable();
-	mm_qread_lock(&kq, this_cpu()->index, l);
+	lockstat_count(LOCKSTAT_MM + MM_LK_READ, mm_qread_lock(&kq, this_cpu()->index, l));
 }
 void kmm_read_unlock(mm_lock_t *l)
 {
@@ -80,7 +82,7 @@ void kmm_read_unlock(mm_lock_t *l)
 void kmm_write_lock(mm_lock_t *l)
 {
 	preempt_disable();
-	mm_qwrite_lock(&kq, this_cpu()->index, l);
+	lockstat_count(LOCKSTAT_MM + MM_LK_WRITE, mm_qwrite_lock(&kq, this_cpu()->index, l));
 }
 void kmm_write_unlock(mm_lock_t *l)
 {

@@ -22,9 +22,13 @@ void kmm_relax(void);
 void kmm_rcu_read_lock(void);
 void kmm_rcu_read_unlock(void);
 void kmm_panic(const char *msg);
+/* Lock statistics for the core's own locks (platform lock_stat): counts
+ * in slot LOCKSTAT_MM + kind (lockstat.h). */
+void kmm_lock_stat(unsigned kind, uint32_t waited);
 /* PT-page locks: queue locks on per-hart nodes (struct cpu), interrupts
- * off while held; built with -Dmm_lock=tas, the core's own test-and-set
- * atomics instead (hooks NULL), guarded by preempt_*. */
+ * off while held, each take counted in the lock statistics; built with
+ * -Dmm_lock=tas, the core's own test-and-set atomics instead (hooks NULL),
+ * guarded by preempt_* and counted through lock_stat. */
 #ifdef KMM_LOCK_TAS
 #define KMM_LOCK_HOOKS
 #else
@@ -46,6 +50,7 @@ void kmm_write_unlock(mm_lock_t *l);
 	KMM_LOCK_HOOKS \
 	.preempt_disable = preempt_disable, \
 	.preempt_enable = preempt_enable, \
+	.lock_stat = kmm_lock_stat, \
 	.rcu_read_lock = kmm_rcu_read_lock, \
 	.rcu_read_unlock = kmm_rcu_read_unlock, \
 	.rcu_defer = rcu_defer, \

@@ -5,67 +5,62 @@
  * Every lock belongs to a class (lockclass.h), whose rank is its place in
  * the lock order: SPINLOCK_INIT_CLASS(&lock_class_x) for a static lock,
  * spin_lock_init_class(l, &lock_class_x) for one set up at run time.
- * Builds with -Dlock_check=true check the order at each take (lockcheck.h);
- * other builds carry no class pointer and no check. */
+ * Builds with -Dlock_check=true check the order at each take (lockcheck.h).
+ * Every build counts each take in its class's lock statistics
+ * (lockstat.h), which is why a lock carries its class pointer always. */
 #ifndef KERNEL_SPINLOCK_H
 #define KERNEL_SPINLOCK_H
 
 #include <stdint.h>
 #include "arch.h"
+#include "cpu.h"
 #include "lockcheck.h"
 
 typedef struct {
 	uint32_t next;
 	uint32_t serving;
-#ifdef LOCK_CHECK
-	const struct lock_class *cls;
-#endif
+	const struct lock_class *cls;   /* never NULL: every take reads it */
 } spinlock_t;
 
-/* sizeof makes the class name checked by the compiler in every build
- * without generating anything. */
-#ifdef LOCK_CHECK
 #define SPINLOCK_INIT_CLASS(c) { 0, 0, (c) }
-#else
-#define SPINLOCK_INIT_CLASS(c) { 0, 0 * sizeof(c) }
-#endif
 
 /* Needs: l is not held and nobody waits on it. */
 static inline void spin_lock_init_class(spinlock_t *l, const struct lock_class *c)
 {
 	l->next = 0;
 	l->serving = 0;
-#ifdef LOCK_CHECK
 	l->cls = c;
-#else
-	(void)c;
-#endif
 }
 
-/* The lock's class for the checker (no class field without it). */
-#ifdef LOCK_CHECK
+/* The lock's class for the checker. */
 #define spin_lock_class(l) ((l)->cls)
-#else
-#define spin_lock_class(l) ((const struct lock_class *)0)
-#endif
 
+/* The spins of a wait count in the lock statistics: none means the
+ * ticket was served at the first look (uncontended). */
 static inline void spin_lock(spinlock_t *l)
 {
 	lockcheck_acquire(spin_lock_class(l), l);
 	uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
-	while (__atomic_load_n(&l->serving, __ATOMIC_ACQUIRE) != me)
+	uint32_t spins = 0;
+	while (__atomic_load_n(&l->serving, __ATOMIC_ACQUIRE) != me) {
 		cpu_relax();
+		spins++;
+	}
+	lockstat_count(l->cls->stat, spins ? spins + 1 : 0);
 }
 
-/* Take the lock only if it is free now. Returns 1 if taken. */
+/* Take the lock only if it is free now. Returns 1 if taken (counted as an
+ * uncontended acquisition; a failed try is not counted). */
 static inline int spin_trylock(spinlock_t *l)
 {
 	uint32_t s = __atomic_load_n(&l->serving, __ATOMIC_RELAXED);
 	uint32_t want = s;
 	int got = __atomic_compare_exchange_n(&l->next, &want, s + 1, 0,
 					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-	if (got)
+	if (got) {
 		lockcheck_acquired_try(spin_lock_class(l), l);
+		lockstat_count(l->cls->stat, 0);
+	}
 	return got;
 }
 

@@ -8,9 +8,9 @@
 #include "spinlock.h"
 #include "kstring.h"
 
-static const struct lock_class lc_low = { "lc_low", 101, 0 };
-static const struct lock_class lc_mid = { "lc_mid", 102, 0 };
-static const struct lock_class lc_nest = { "lc_nest", 103, LOCK_NEST_BY_ADDR };
+static const struct lock_class lc_low = { "lc_low", 101, 0, LOCKSTAT_OTHER };
+static const struct lock_class lc_mid = { "lc_mid", 102, 0, LOCKSTAT_OTHER };
+static const struct lock_class lc_nest = { "lc_nest", 103, LOCK_NEST_BY_ADDR, LOCKSTAT_OTHER };
 
 static spinlock_t low = SPINLOCK_INIT_CLASS(&lc_low), low2 = SPINLOCK_INIT_CLASS(&lc_low);
 static spinlock_t mid = SPINLOCK_INIT_CLASS(&lc_mid), mid2 = SPINLOCK_INIT_CLASS(&lc_mid);

@@ -8,9 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* rdtime ticks per second. The kernel has no call that reports the
- * timebase (its `harts` command prints it); QEMU virt's is 10 MHz. */
+/* rdtime ticks per second. The kernel reads the timebase from the device
+ * tree but has no call that reports it to user programs (its `harts`
+ * command prints it); QEMU virt's is 10 MHz. */
 #define BENCH_TIMEBASE_HZ 10000000UL
+#define BENCH_NS(ticks) ((uint64_t)(ticks) * (1000000000UL / BENCH_TIMEBASE_HZ))
 #define BENCH_PG 4096UL
 
 /* One result line: `ops` operations in all, `per_thread` of them by each
@@ -21,16 +23,29 @@ struct bench_line {
 	int threads;
 	unsigned long ops, per_thread;
 	uint64_t ticks, instret;
+	uint64_t union_ticks;       /* 0, or first start to last end of all threads' windows */
+	int instret_clock;          /* instret is QEMU's -icount clock, not a count: print null */
 	const char *extra;          /* NULL, or more "key":value pairs for this bench */
 };
 
 /* Print l as {"bench","contention","threads","mm","paging","ops",
  * "ns_per_op","ops_per_sec","instret_per_op"}: ns_per_op is the slowest
- * thread's time per operation, ops_per_sec all threads' operations over
- * that time, instret_per_op the mean over all operations. The mm mode and
- * paging come from the kernel (DBG_MMINFO). l->extra, when set, follows
- * the standard fields inside the same object. */
+ * thread's time per operation; ops_per_sec all threads' operations over
+ * union_ticks when set (the span from the first thread's start to the
+ * last one's end), else over the slowest thread's time; instret_per_op
+ * the mean over all operations, or null when l->instret_clock is set or
+ * bench_instret_is_clock says so of a line one stream measured (ops ==
+ * per_thread). The mm mode and paging come from the kernel (DBG_MMINFO).
+ * l->extra, when set, follows the standard fields inside the same object. */
 void bench_print(const struct bench_line *l);
+/* ops per second over ticks of rdtime (0 when ticks is 0). */
+uint64_t bench_rate(uint64_t ops, uint64_t ticks);
+/* Whether instret, read around a window of ticks rdtime ticks, is no
+ * instruction count of one hart: more than one hart is online and instret
+ * grew as the time in ns did (within 10%). QEMU's -icount shift=0 makes
+ * rdinstret its virtual clock in ns, shared by all harts, which run in
+ * turn; on one hart that clock is that hart's count, so it stays valid. */
+int bench_instret_is_clock(uint64_t ticks, uint64_t instret);
 /* "adv", "rw" or "vma", and the paging name ("sv39", "sv48", "sv57"), as
  * the kernel reports them. */
 void bench_mm_names(const char **mm, const char **paging);

@@ -3,7 +3,8 @@
  * task and a child task on the same hart. Prints bench JSON lines
  * (docs/architecture.md section 4). instret_per_op counts every
  * instruction the client's hart retired per round trip (kernel included),
- * exact only under --icount; ns_per_op comes from rdtime. */
+ * exact only under --icount on one hart (null under --icount on more:
+ * bench_instret_is_clock); ns_per_op comes from rdtime. */
 #include "ulib.h"
 #include "uprog.h"
 #include "bench.h"
@@ -95,11 +96,13 @@ static void one(const char *name, int shart, int chart, long ops, int other_task
 		task_wait(st);
 	/* A round trip is two one-way IPCs (call, then reply-and-wait). */
 	char ow[32], rt[32], extra[96];
+	int clock = bench_instret_is_clock(c.t, c.ins);   /* -icount on several harts */
 	snprintf(extra, sizeof extra, "\"one_way_instret\":%s,\"round_trip_ns\":%s",
-		 bench_tenths(ow, sizeof ow, c.ins, 2 * (uint64_t)ops),
-		 bench_tenths(rt, sizeof rt, c.t * (1000000000UL / BENCH_TIMEBASE_HZ), (uint64_t)ops));
+		 clock ? "null" : bench_tenths(ow, sizeof ow, c.ins, 2 * (uint64_t)ops),
+		 bench_tenths(rt, sizeof rt, BENCH_NS(c.t), (uint64_t)ops));
 	struct bench_line l = { .bench = name, .contention = "none", .threads = 2, .ops = (unsigned long)ops,
-				.per_thread = (unsigned long)ops, .ticks = c.t, .instret = c.ins, .extra = extra };
+				.per_thread = (unsigned long)ops, .ticks = c.t, .instret = c.ins,
+				.instret_clock = clock, .extra = extra };
 	bench_print(&l);
 	cap_delete(st), cap_delete(ct), cap_delete(ep), cap_delete(done);
 	slot_release(st), slot_release(ct), slot_release(ep), slot_release(done);

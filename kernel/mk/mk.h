@@ -400,14 +400,20 @@ int auth_init_harts(void);                          /* boot, before harts start:
 /* --- ipc.c --- */
 /* Endpoint lock: test-and-set, interrupts already off (IPC runs with them
  * off), never two held together; class "endpoint" for the lock-order
- * checker. Cheaper than a ticket lock on the IPC
+ * checker and the lock statistics. Cheaper than a ticket lock on the IPC
  * fast path, and held for a few dozen instructions. */
 static inline __attribute__((always_inline)) void ep_lock(struct endpoint *e)
 {
 	lockcheck_acquire(&lock_class_endpoint, e);
-	while (__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&e->lock, __ATOMIC_RELAXED))
+	uint32_t waited = 0;      /* lockstat_count's: 0, or 1 + the spins */
+	while (__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE)) {
+		waited += !waited;
+		while (__atomic_load_n(&e->lock, __ATOMIC_RELAXED)) {
 			cpu_relax();
+			waited++;
+		}
+	}
+	lockstat_count(LOCK_CLASS_IDX_endpoint, waited);
 }
 static inline __attribute__((always_inline)) void ep_unlock(struct endpoint *e)
 {

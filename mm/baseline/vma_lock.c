@@ -4,6 +4,9 @@
  * trylock. They always use these atomics (the platform's optional lock
  * hooks have neither upgrade nor trylock); like the core's own locks they
  * keep preemption off while held (platform preempt_disable, which nests).
+ * Each acquisition is reported to the platform's optional lock_stat hook
+ * (an upgrade as a write acquisition; page-table locks by their callers,
+ * which do the waiting: vma_proto.c).
  *
  * mmap_lock word: bits 0..15 readers, 16..27 readers waiting to upgrade,
  * bit 30 a writer waiting, bit 31 a writer holding it. A pending upgrade
@@ -27,12 +30,14 @@ static bool cas(mm_lock_t *l, uint32_t *old, uint32_t v)
 void mmap_read_lock(const struct mm_platform *p, mm_lock_t *l)
 {
 	mm_guard_on(p);
+	uint32_t waited = 0;
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if (!(v & (ML_WRITER | ML_WAIT | ML_UPG)) && cas(l, &v, v + 1))
-			return;
-		p->relax();
+			break;
+		mm_lock_relax(p, &waited);
 	}
+	mm_lock_stat(p, MM_LK_MMAP_READ, waited);
 }
 
 void mmap_read_unlock(const struct mm_platform *p, mm_lock_t *l)
@@ -45,17 +50,20 @@ void mmap_read_unlock(const struct mm_platform *p, mm_lock_t *l)
 void mmap_write_lock(const struct mm_platform *p, mm_lock_t *l)
 {
 	mm_guard_on(p);
+	uint32_t waited = 0;
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if (!(v & (ML_WRITER | ML_UPG | ML_READERS))) {
 			if (cas(l, &v, ML_WRITER))
-				return;
+				break;
+			mm_lock_missed(&waited);
 			continue;
 		}
 		if (!(v & ML_WAIT))
 			__atomic_fetch_or(&l->v, ML_WAIT, __ATOMIC_RELAXED);
-		p->relax();
+		mm_lock_relax(p, &waited);
 	}
+	mm_lock_stat(p, MM_LK_MMAP_WRITE, waited);
 }
 
 /* Also ends an upgraded hold; upgraders still waiting keep their count. */
@@ -70,15 +78,18 @@ void mmap_write_unlock(const struct mm_platform *p, mm_lock_t *l)
 void mmap_upgrade(const struct mm_platform *p, mm_lock_t *l)
 {
 	__atomic_fetch_add(&l->v, ML_UPG_ONE - 1, __ATOMIC_ACQ_REL);
+	uint32_t waited = 0;
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if (!(v & (ML_READERS | ML_WRITER))) {
 			if (cas(l, &v, (v - ML_UPG_ONE) | ML_WRITER))
-				return;
+				break;
+			mm_lock_missed(&waited);
 			continue;
 		}
-		p->relax();
+		mm_lock_relax(p, &waited);
 	}
+	mm_lock_stat(p, MM_LK_MMAP_WRITE, waited);
 }
 
 bool mmap_write_held(const mm_lock_t *l)

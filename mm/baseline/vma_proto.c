@@ -26,15 +26,18 @@ static void ptl_drop(struct mm_cursor *c, struct mm_page *pg)
 /* Needs: mmap_lock held for reading. Take pg's page-table lock; false
  * (nothing taken) when a reader waits to upgrade meanwhile: the caller
  * must then drop everything and start over, since the upgrader, which may
- * hold pg's lock, waits for this reader to leave. */
+ * hold pg's lock, waits for this reader to leave. Only a wait that ends
+ * with the lock counts in the lock statistics. */
 static bool ptl_get(struct mm_cursor *c, struct mm_page *pg)
 {
 	const struct mm_platform *p = c->as->plat;
+	uint32_t waited = 0;
 	while (!ptl_trylock(p, pg)) {
 		if (mmap_upgrade_pending(&c->as->vma.mmap_lock))
 			return false;
-		p->relax();
+		mm_lock_relax(p, &waited);
 	}
+	mm_lock_stat(p, MM_LK_PTL, waited);
 	c->rlocked[c->nr_rlocked++] = pg;
 	return true;
 }
@@ -187,6 +190,7 @@ static void vma_born(struct mm_cursor *c, struct mm_page *pg)
 		return;
 	if (c->nr_rlocked == MM_MAX_LEVELS || !ptl_trylock(c->as->plat, pg))
 		c->as->plat->panic("vma: cannot lock a new PT page");
+	mm_lock_stat(c->as->plat, MM_LK_PTL, 0);
 	c->rlocked[c->nr_rlocked++] = pg;
 }
 

@@ -121,6 +121,30 @@ void mm_read_unlock(const struct mm_platform *p, mm_lock_t *l);
 void mm_write_lock(const struct mm_platform *p, mm_lock_t *l);
 void mm_write_unlock(const struct mm_platform *p, mm_lock_t *l);
 
+/* Lock statistics for the locks the core implements itself (platform.h,
+ * lock_stat). A waiter keeps `waited` (0 at the start): mm_lock_missed
+ * after a failed try, mm_lock_relax instead of p->relax() for each
+ * spin-wait step; once it holds the lock, mm_lock_stat reports it. */
+static inline void mm_lock_missed(uint32_t *waited)
+{
+	if (!*waited)
+		*waited = 1;
+}
+
+static inline void mm_lock_relax(const struct mm_platform *p, uint32_t *waited)
+{
+	p->relax();
+	mm_lock_missed(waited);
+	if (*waited < UINT32_MAX)
+		(*waited)++;
+}
+
+static inline void mm_lock_stat(const struct mm_platform *p, unsigned kind, uint32_t waited)
+{
+	if (p->lock_stat)
+		p->lock_stat(kind, waited);
+}
+
 /* --- frames (frames.c) --- */
 void mm_zero_frame(const struct mm_platform *p, uint64_t pa);
 /* Refill this hart's pool up to `want` frames (best effort, no lock held). */

@@ -1,7 +1,9 @@
 /* The core's own spinlock and readers-writer lock on one 32-bit word, used
  * when the platform leaves its lock hooks NULL. Writer-preferring: a
  * waiting writer sets WAIT so new readers hold off (locks are only ever
- * taken top-down, so this cannot deadlock). */
+ * taken top-down, so this cannot deadlock). Each acquisition is reported
+ * to the platform's optional lock_stat hook (hooked locks count their
+ * own). */
 #include "internal.h"
 
 #define RW_WRITER 0x80000000u
@@ -26,13 +28,16 @@ void mm_spin_lock(const struct mm_platform *p, mm_lock_t *l)
 		return;
 	}
 	mm_guard_on(p);
+	uint32_t waited = 0;
 	for (;;) {
 		uint32_t z = 0;
 		if (__atomic_compare_exchange_n(&l->v, &z, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return;
+			break;
+		mm_lock_missed(&waited);
 		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
-			p->relax();
+			mm_lock_relax(p, &waited);
 	}
+	mm_lock_stat(p, MM_LK_SPIN, waited);
 }
 
 void mm_spin_unlock(const struct mm_platform *p, mm_lock_t *l)
@@ -52,13 +57,15 @@ void mm_read_lock(const struct mm_platform *p, mm_lock_t *l)
 		return;
 	}
 	mm_guard_on(p);
+	uint32_t waited = 0;
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if (!(v & (RW_WRITER | RW_WAIT)) &&
 		    __atomic_compare_exchange_n(&l->v, &v, v + 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return;
-		p->relax();
+			break;
+		mm_lock_relax(p, &waited);
 	}
+	mm_lock_stat(p, MM_LK_READ, waited);
 }
 
 void mm_read_unlock(const struct mm_platform *p, mm_lock_t *l)
@@ -78,17 +85,20 @@ void mm_write_lock(const struct mm_platform *p, mm_lock_t *l)
 		return;
 	}
 	mm_guard_on(p);
+	uint32_t waited = 0;
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if ((v & ~RW_WAIT) == 0) {
 			if (__atomic_compare_exchange_n(&l->v, &v, RW_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				return;
+				break;
+			mm_lock_missed(&waited);
 			continue;
 		}
 		if (!(v & RW_WAIT))
 			__atomic_fetch_or(&l->v, RW_WAIT, __ATOMIC_RELAXED);
-		p->relax();
+		mm_lock_relax(p, &waited);
 	}
+	mm_lock_stat(p, MM_LK_WRITE, waited);
 }
 
 void mm_write_unlock(const struct mm_platform *p, mm_lock_t *l)

@@ -30,9 +30,19 @@
 #define QR_READER MM_QR_READER
 #define QR_READERS (Q_LOW & ~3u)
 
+/* One spin-wait step; *n counts them for the lock statistics (1 + steps
+ * is what the wait functions return, so it stops one short of the top). */
+static inline void q_relax(const struct mm_qctx *q, uint32_t *n)
+{
+	q->relax();
+	if (*n < UINT32_MAX - 1)
+		(*n)++;
+}
+
 /* Join l's queue as hart `self`; return once at its head. The enqueue
  * publishes our reset node (release) and reads the predecessor's (acquire). */
-static struct mm_qnode *q_enter(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+static struct mm_qnode *q_enter(const struct mm_qctx *q, uint32_t self, mm_lock_t *l,
+			       uint32_t *spins)
 {
 	struct mm_qnode *me = q->node(self);
 	__atomic_store_n(&me->next, 0, __ATOMIC_RELAXED);
@@ -46,7 +56,7 @@ static struct mm_qnode *q_enter(const struct mm_qctx *q, uint32_t self, mm_lock_
 	if (prev) {
 		__atomic_store_n(&q->node(prev - 1)->next, self + 1, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&me->wait, __ATOMIC_ACQUIRE))
-			q->relax();
+			q_relax(q, spins);
 	}
 	return me;
 }
@@ -54,7 +64,8 @@ static struct mm_qnode *q_enter(const struct mm_qctx *q, uint32_t self, mm_lock_
 /* Leave l's queue from its head (we own the lock now): clear the tail if
  * nobody queued behind us, else wait for the successor's link and make it
  * the head. After this nobody touches our node. */
-static void q_exit(const struct mm_qctx *q, uint32_t self, mm_lock_t *l, struct mm_qnode *me)
+static void q_exit(const struct mm_qctx *q, uint32_t self, mm_lock_t *l, struct mm_qnode *me,
+		   uint32_t *spins)
 {
 	uint32_t tail = (self + 1) << Q_TAIL_SHIFT;
 	uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
@@ -64,53 +75,57 @@ static void q_exit(const struct mm_qctx *q, uint32_t self, mm_lock_t *l, struct 
 			return;
 	uint32_t next;
 	while (!(next = __atomic_load_n(&me->next, __ATOMIC_ACQUIRE)))
-		q->relax();
+		q_relax(q, spins);
 	__atomic_store_n(&q->node(next - 1)->wait, 0, __ATOMIC_RELEASE);
 }
 
 /* The fast path found the spin lock taken: queue, then take it as head. */
-void mm_qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+uint32_t mm_qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	uint32_t v;
-	struct mm_qnode *me = q_enter(q, self, l);
+	uint32_t v, spins = 0;
+	struct mm_qnode *me = q_enter(q, self, l, &spins);
 	for (;;) {
 		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if (v & QS_HELD)
-			q->relax();
+			q_relax(q, &spins);
 		else if (__atomic_compare_exchange_n(&l->v, &v, v | QS_HELD, false, __ATOMIC_ACQUIRE,
 						     __ATOMIC_RELAXED))
 			break;
 	}
-	q_exit(q, self, l, me);
+	q_exit(q, self, l, me, &spins);
+	return 1 + spins;
 }
 
 /* The fast path added a reader and saw a writer: take it back, queue. */
-void mm_qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+uint32_t mm_qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
+	uint32_t spins = 0;
 	__atomic_fetch_sub(&l->v, QR_READER, __ATOMIC_RELAXED);
-	struct mm_qnode *me = q_enter(q, self, l);
+	struct mm_qnode *me = q_enter(q, self, l, &spins);
 	/* At the head no writer waits (only the head sets WWAIT); one that
 	 * took the word while it was free may still hold it. */
 	__atomic_fetch_add(&l->v, QR_READER, __ATOMIC_RELAXED);
 	while (__atomic_load_n(&l->v, __ATOMIC_ACQUIRE) & QR_WRITER)
-		q->relax();
-	q_exit(q, self, l, me);
+		q_relax(q, &spins);
+	q_exit(q, self, l, me, &spins);
+	return 1 + spins;
 }
 
 /* The fast path found the word in use: queue; at the head, hold new
  * readers off (WWAIT) until the ones inside have left. */
-void mm_qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+uint32_t mm_qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	uint32_t v;
-	struct mm_qnode *me = q_enter(q, self, l);
+	uint32_t v, spins = 0;
+	struct mm_qnode *me = q_enter(q, self, l, &spins);
 	__atomic_fetch_or(&l->v, QR_WWAIT, __ATOMIC_RELAXED);
 	for (;;) {
 		v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 		if (v & (QR_READERS | QR_WRITER))
-			q->relax();
+			q_relax(q, &spins);
 		else if (__atomic_compare_exchange_n(&l->v, &v, (v & ~QR_WWAIT) | QR_WRITER, false,
 						     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			break;
 	}
-	q_exit(q, self, l, me);
+	q_exit(q, self, l, me, &spins);
+	return 1 + spins;
 }

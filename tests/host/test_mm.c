@@ -1604,6 +1604,55 @@ static void t_adbits(long steps)
 	end_as(&x.as);
 }
 
+/* ---- lockstat: the core reports each acquisition of a lock it
+ * implements itself to the platform's lock_stat hook ---- */
+static unsigned long lk_acq[MM_LK_KINDS], lk_waited;
+
+static void count_lock(unsigned kind, uint32_t waited)
+{
+	CHECK(kind < MM_LK_KINDS, "lock_stat kind %u", kind);
+	if (kind < MM_LK_KINDS)
+		lk_acq[kind]++;
+	lk_waited += waited != 0;
+}
+
+/* On the core's own locks (tas), one thread: one-page and wider
+ * transactions count in the kinds the protocol takes, none waits. With
+ * the queue hooks the platform counts, so the core reports only the
+ * baseline's locks, which never go through the hooks. */
+static void t_lockstat(void)
+{
+	bool vma = !strcmp(P->name, "vma");
+	for (int q = 0; q < 2; q++) {
+		CHECK(!host_lock_select(q ? "queue" : "tas"), "lock select");
+		memset(lk_acq, 0, sizeof lk_acq);
+		lk_waited = 0;
+		host_plat.lock_stat = count_lock;
+		struct mm_as as;
+		new_as(&as);
+		uint64_t B = 1ull << 30, f = host_frame_alloc(1);
+		struct mm_cursor c;
+		CHECK(mm_lock(&c, &as, B, B + PG) == MM_OK, "lock one page");
+		CHECK(mm_map(&c, B, f, 1, MM_PROT_R | MM_PROT_U, 0) == MM_OK, "map");
+		mm_release(&c);
+		CHECK(mm_lock(&c, &as, B, B + 16 * PG) == MM_OK, "lock 16 pages");
+		mm_release(&c);
+		host_plat.lock_stat = NULL;
+		end_as(&as);
+		unsigned long core = lk_acq[MM_LK_SPIN] + lk_acq[MM_LK_READ] + lk_acq[MM_LK_WRITE];
+		if (vma)
+			CHECK(lk_acq[MM_LK_MMAP_READ] && lk_acq[MM_LK_MMAP_WRITE] && lk_acq[MM_LK_PTL],
+			      "vma (%s): mmap_read %lu mmap_write %lu ptl %lu", q ? "queue" : "tas",
+			      lk_acq[MM_LK_MMAP_READ], lk_acq[MM_LK_MMAP_WRITE], lk_acq[MM_LK_PTL]);
+		else
+			CHECK(q ? !core : !strcmp(P->name, "adv") ? lk_acq[MM_LK_SPIN] > 0 :
+			      lk_acq[MM_LK_WRITE] > 0,
+			      "%s (%s): spin %lu read %lu write %lu", P->name, q ? "queue" : "tas",
+			      lk_acq[MM_LK_SPIN], lk_acq[MM_LK_READ], lk_acq[MM_LK_WRITE]);
+		CHECK(!lk_waited, "%lu waits with one thread", lk_waited);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (mm_arch_list_requested(argc, argv))
@@ -1665,6 +1714,8 @@ int main(int argc, char **argv)
 		t_maprange();
 	else if (!strcmp(test, "touch"))
 		t_touch();
+	else if (!strcmp(test, "lockstat"))
+		t_lockstat();
 	else if (!strcmp(test, "adbits"))
 		t_adbits(steps > 500 ? 500 : steps);
 	else {

@@ -54,6 +54,17 @@ struct mm_pool {
 
 struct mm_as;
 
+/* The core's kinds of lock, for the platform's optional lock_stat hook. */
+enum mm_lock_kind {
+	MM_LK_SPIN,         /* a PT page's spin lock (adv) */
+	MM_LK_READ,         /* a PT page's lock, for reading (rw) */
+	MM_LK_WRITE,        /* a PT page's lock, for writing (rw) */
+	MM_LK_MMAP_READ,    /* the baseline's mmap_lock, for reading */
+	MM_LK_MMAP_WRITE,   /* the baseline's mmap_lock, for writing or by upgrade */
+	MM_LK_PTL,          /* the baseline's split page-table lock */
+	MM_LK_KINDS
+};
+
 struct mm_platform {
 	/* --- memory --- */
 	/* One 4 KiB frame for a PT page or metadata array; MM_NOFRAME when out
@@ -102,6 +113,15 @@ struct mm_platform {
 	 * on the host. Must nest (a counter). */
 	void (*preempt_disable)(void);
 	void (*preempt_enable)(void);
+	/* Optional (NULL: nothing counted). Called once per acquisition of a
+	 * lock the core implements itself (its own locks when the hooks above
+	 * are NULL, and the baseline's mmap_lock and page-table locks), right
+	 * after it was taken, preemption off: kind (enum mm_lock_kind) and
+	 * waited, 0 when the lock was free at the first try, else 1 + the
+	 * relax() calls spent waiting for it. Lock hooks count their own
+	 * acquisitions (mm/include/cortenmm/qlock.h returns waited for them).
+	 * Must not take core locks. */
+	void (*lock_stat)(unsigned kind, uint32_t waited);
 
 	/* --- RCU --- */
 	/* Read-side section (kernel: preemption off). adv walks under it. */

@@ -8,7 +8,10 @@
  * 16383 readers.
  *
  * The fast paths (one atomic) are inline here so that a hook costs no
- * more calls than the core's own locks; waiting is in mm/core/qlock.c. */
+ * more calls than the core's own locks; waiting is in mm/core/qlock.c.
+ * Every lock function returns what the hook needs for lock statistics
+ * (platform.h, lock_stat's `waited`): 0 when the lock was free at the first
+ * try, else 1 + the relax() calls it spent waiting (saturating). */
 #ifndef CORTENMM_QLOCK_H
 #define CORTENMM_QLOCK_H
 
@@ -33,10 +36,11 @@ struct mm_qctx {
 #define MM_QR_WWAIT 2u
 #define MM_QR_READER 4u
 
-/* Slow paths: queue up, wait, take the lock (qlock.c). */
-void mm_qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
-void mm_qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
-void mm_qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
+/* Slow paths: queue up, wait, take the lock (qlock.c). Return 1 + the
+ * relax() calls made (saturating). */
+uint32_t mm_qspin_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
+uint32_t mm_qread_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
+uint32_t mm_qwrite_wait(const struct mm_qctx *q, uint32_t self, mm_lock_t *l);
 
 /* Bit 0 (spin: held, rw: writer) from a free word, nobody queued: 1, else 0. */
 static inline bool mm_q_take_free(mm_lock_t *l)
@@ -50,20 +54,23 @@ static inline void mm_q_drop_bit0(mm_lock_t *l)
 	__atomic_fetch_and(&l->v, ~1u, __ATOMIC_RELEASE);
 }
 
-static inline void mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+static inline uint32_t mm_qspin_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	if (!mm_q_take_free(l))
-		mm_qspin_wait(q, self, l);
+	if (__builtin_expect(mm_q_take_free(l), 1))
+		return 0;
+	return mm_qspin_wait(q, self, l);
 }
 
 static inline void mm_qspin_unlock(mm_lock_t *l) { mm_q_drop_bit0(l); }
 
 /* A reader enters with one fetch-and-add unless a writer holds the word or
  * waits at the queue's head (then it backs out and queues). */
-static inline void mm_qread_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+static inline uint32_t mm_qread_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	if (__atomic_fetch_add(&l->v, MM_QR_READER, __ATOMIC_ACQUIRE) & (MM_QR_WRITER | MM_QR_WWAIT))
-		mm_qread_wait(q, self, l);
+	if (__builtin_expect(!(__atomic_fetch_add(&l->v, MM_QR_READER, __ATOMIC_ACQUIRE) &
+			       (MM_QR_WRITER | MM_QR_WWAIT)), 1))
+		return 0;
+	return mm_qread_wait(q, self, l);
 }
 
 static inline void mm_qread_unlock(mm_lock_t *l)
@@ -71,10 +78,11 @@ static inline void mm_qread_unlock(mm_lock_t *l)
 	__atomic_fetch_sub(&l->v, MM_QR_READER, __ATOMIC_RELEASE);
 }
 
-static inline void mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
+static inline uint32_t mm_qwrite_lock(const struct mm_qctx *q, uint32_t self, mm_lock_t *l)
 {
-	if (!mm_q_take_free(l))
-		mm_qwrite_wait(q, self, l);
+	if (__builtin_expect(mm_q_take_free(l), 1))
+		return 0;
+	return mm_qwrite_wait(q, self, l);
 }
 
 static inline void mm_qwrite_unlock(mm_lock_t *l) { mm_q_drop_bit0(l); }
