@@ -4,6 +4,7 @@
 #include "cpu.h"
 #include "printk.h"
 #include "rcu.h"
+#include "mk/mk.h"      /* ipc_timeouts_tick */
 
 static uint64_t timebase;
 static uint64_t period;
@@ -51,6 +52,7 @@ void timer_interrupt(int irqs_were_on)
 		printk("patina: hart %u: SBI set_timer failed, timer off\n", c->hartid);
 	}
 	rcu_tick(irqs_were_on);
+	ipc_timeouts_tick(now);
 }
 
 uint64_t timer_timebase(void) { return timebase; }

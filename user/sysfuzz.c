@@ -253,6 +253,15 @@ static void worker_fn(void *a)
 		if ((nr == SYS_CALL || nr == SYS_RECV || nr == SYS_REPLY_RECV || nr == SYS_SEND) &&
 		    rnd(&s) % 4)
 			nr = SYS_CAP_INFO;       /* keep most calls non-blocking */
+		if (nr == SYS_RECV_TIMED || nr == SYS_CALL_TIMED) {
+			/* a6 is the timeout: a short one, or a bad one (0, too long). */
+			static const uint64_t bad_us[] = { 0, 3600000001ULL, ~0ULL };
+			uint64_t w4[4] = { (uint64_t)a1, (uint64_t)a2, (uint64_t)a3, (uint64_t)a4 };
+			uint64_t us = rnd(&s) % 4 ? 1 + rnd(&s) % 20000 : bad_us[rnd(&s) % 3];
+			ipc_timed(nr, slotify(a0), w4, slotify(a5), us);
+			w->done_calls++;
+			continue;
+		}
 		if (nr == SYS_CAP_INFO && rnd(&s) % 2)
 			a1 = (long)SCRATCH + (long)(rnd(&s) % 100) * 8;
 		a0 = slotify(a0);

@@ -31,8 +31,9 @@ static inline long sc6(long n, long a0, long a1, long a2, long a3, long a4, long
 #define sc2(n, a, b) sc6(n, (long)(a), (long)(b), 0, 0, 0, 0)
 #define sc3(n, a, b, c) sc6(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 
-/* IPC: all message registers in and out. */
-static inline struct sysret ipc(long n, long slot, const uint64_t w[4], long extra)
+/* IPC: all message registers in and out; a6 in is the timeout of
+ * SYS_RECV_TIMED / SYS_CALL_TIMED (microseconds; other calls ignore it). */
+static inline struct sysret ipc_timed(long n, long slot, const uint64_t w[4], long extra, uint64_t us)
 {
 	register long r0 __asm__("a0") = slot;
 	register long r1 __asm__("a1") = (long)w[0];
@@ -40,11 +41,17 @@ static inline struct sysret ipc(long n, long slot, const uint64_t w[4], long ext
 	register long r3 __asm__("a3") = (long)w[2];
 	register long r4 __asm__("a4") = (long)w[3];
 	register long r5 __asm__("a5") = extra;
-	register long r6 __asm__("a6") = 0;
+	register long r6 __asm__("a6") = (long)us;
 	register long r7 __asm__("a7") = n;
 	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6)
 			 : "r"(r7) : "memory");
 	return (struct sysret){ r0, r1, r2, r3, r4, r5, r6 };
+}
+
+/* IPC: all message registers in and out. */
+static inline struct sysret ipc(long n, long slot, const uint64_t w[4], long extra)
+{
+	return ipc_timed(n, slot, w, extra, 0);
 }
 
 static inline long sys_puts(const char *s, size_t n) { return sc3(SYS_PUTS, SLOT_CONSOLE, s, n); }

@@ -70,6 +70,8 @@ int sec_prio_mcp(char *why);
 int sec_ep_death_reply(char *why);
 /* A dead task's frame charges go to its parent (sec_charge.c). */
 int sec_dead_charge(char *why);
+/* IPC with timeouts (plat_ipc.c). */
+int plat_recv_timeout(char *why);
 
 /* Fault endpoints and empty tasks (pager_tests.c, selftest names pg_*)
  * and the `pagerkill` command (pagerkill.c). Their child roles: */

@@ -867,6 +867,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "sec_prio_mcp", sec_prio_mcp },
 	{ "sec_ep_death_reply", sec_ep_death_reply },
 	{ "sec_dead_charge", sec_dead_charge },
+	{ "plat_recv_timeout", plat_recv_timeout },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },

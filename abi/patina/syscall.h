@@ -52,6 +52,10 @@ enum patina_sys {
 	SYS_REGION_CLONE,      /* (src region, dst region, lo, hi, struct clone_stats *): copy
 	                        * [lo, hi) of src's address space into dst's copy-on-write
 	                        * (src: R_QUERY | R_MAP, dst: R_MAP; both ranges must hold it) */
+	SYS_RECV_TIMED,        /* as SYS_RECV, a6 = timeout in microseconds (1..3600 s, else
+	                        * E_INVAL): E_TIMEDOUT if no message came first (10 ms resolution) */
+	SYS_CALL_TIMED,        /* as SYS_CALL, a6 = timeout: E_TIMEDOUT if no reply came first (the
+	                        * call is then over: a late reply finds no waiter) */
 	SYS_COUNT
 };
 

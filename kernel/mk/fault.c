@@ -152,7 +152,7 @@ int fault_to_pager(struct uframe *uf)
 	uint64_t w[IPC_WORDS] = { va, acc | cause << 8, fault_status(t, va), (uint64_t)me->id };
 
 	irq_disable();
-	me->in_fault = 1;
+	me->in_fault = IN_FAULT_CALL;
 	me->fault_result = -E_DEAD;
 	me->fault_reply[0] = FAULT_KILL;
 	ipc_fault_call(me, e, badge, w);    /* back once answered, failed or killed */

@@ -29,6 +29,7 @@
 #include "mk.h"
 #include "failalloc.h"
 #include "kstring.h"
+#include "timer.h"
 #include "arch.h"
 
 static struct endpoint eps[MAX_ENDPOINTS];
@@ -74,7 +75,7 @@ struct endpoint *ep_alloc(struct task *charge)
  * kernel-side slots: its user registers hold its interrupted state. */
 static void set_result(struct thread *th, long a0)
 {
-	if (th->in_fault)
+	if (th->in_fault == IN_FAULT_CALL)
 		th->fault_result = a0;
 	else
 		th->uf->tf.regs[10] = (uint64_t)a0;
@@ -439,7 +440,7 @@ static long do_recv(struct thread *me, struct endpoint *e, int tree)
  * zero). Does not wake c. */
 static void set_reply(struct thread *c, const uint64_t *w)
 {
-	if (c->in_fault) {
+	if (c->in_fault == IN_FAULT_CALL) {
 		c->fault_result = 0;
 		for (int i = 0; i < IPC_WORDS; i++)
 			c->fault_reply[i] = w[i];
@@ -578,7 +579,69 @@ static struct endpoint *ep_cap_lock(struct task *t, long slot, unsigned need, ui
 	}
 }
 
+/* --- timed IPC ---
+ * SYS_RECV_TIMED and SYS_CALL_TIMED are SYS_RECV and SYS_CALL with a
+ * deadline (a6: microseconds, 1..IPC_TIMEOUT_MAX_US). The thread is marked
+ * IN_TIMED_WAIT for the whole call, so nothing resumes it by a handoff and
+ * it always comes back through sys_ipc, which clears the deadline: a stale
+ * one can never end a later wait. Hart 0's tick ends every wait whose
+ * deadline passed (ipc_timeouts_tick) under that wait's endpoint lock,
+ * as a kill does: out of its queue, result E_TIMEDOUT. A call that times
+ * out while its reply is pending is over: the late reply finds no waiter.
+ * Resolution: one tick (10 ms). The untimed calls and the fast path do not
+ * change. */
+#define IPC_TIMEOUT_MAX_US (3600ull * 1000000ull)
+static int timed_waits;             /* calls in progress with a deadline */
+
+void ipc_timeouts_tick(uint64_t now)
+{
+	if (this_cpu()->index != 0 || !__atomic_load_n(&timed_waits, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < MAX_THREADS; i++) {
+		struct thread *th = &threads[i];
+		uint64_t d = __atomic_load_n(&th->deadline, __ATOMIC_RELAXED);
+		struct endpoint *e = __atomic_load_n(&th->ep, __ATOMIC_ACQUIRE);
+		if (!d || d > now || !e)
+			continue;
+		ep_lock(e);
+		/* Still that wait, still timed, still past its deadline. */
+		if (th->ep == e && th->in_fault == IN_TIMED_WAIT && th->deadline &&
+		    th->deadline <= now) {
+			if (th->block == B_SEND)
+				q_remove(&e->senders, &e->senders_tail, th);
+			else if (th->block == B_RECV)
+				q_remove(&e->receivers, &e->receivers_tail, th);
+			set_result(th, -E_TIMEDOUT);
+			wake(th);
+		}
+		ep_unlock(e);
+	}
+}
+
+static long sys_ipc_op(struct uframe *uf, long nr);
+
 long sys_ipc(struct uframe *uf, long nr)
+{
+	if (nr != SYS_RECV_TIMED && nr != SYS_CALL_TIMED)
+		return sys_ipc_op(uf, nr);
+	struct thread *me = cur_thread();
+	uint64_t us = uf->tf.regs[16];
+	if (!us || us > IPC_TIMEOUT_MAX_US)
+		return -E_INVAL;
+	__atomic_add_fetch(&timed_waits, 1, __ATOMIC_ACQ_REL);
+	me->in_fault = IN_TIMED_WAIT;
+	__atomic_store_n(&me->deadline, time_after_us(us), __ATOMIC_RELAXED);
+	long r = sys_ipc_op(uf, nr == SYS_RECV_TIMED ? SYS_RECV : SYS_CALL);
+	/* Back through our own context (no handoff while IN_TIMED_WAIT):
+	 * whatever ended the wait, it is over. */
+	__atomic_store_n(&me->deadline, 0, __ATOMIC_RELAXED);
+	me->in_fault = 0;
+	__atomic_sub_fetch(&timed_waits, 1, __ATOMIC_ACQ_REL);
+	return r;
+}
+
+/* The untimed IPC system calls (and the timed ones, deadline set). */
+static long sys_ipc_op(struct uframe *uf, long nr)
 {
 	struct thread *me = cur_thread();
 	struct task *t = me->task;

@@ -125,11 +125,16 @@ struct thread {
 	struct thread *task_next;   /* task's thread list */
 	/* fault endpoint (fault.c): its own setting (a kernel-held reference on
 	 * the endpoint, with the badge of the cap it was set from), and the
-	 * page-fault call in progress: while in_fault, IPC results and reply
-	 * words land in fault_result/fault_reply, not in the user registers */
+	 * page-fault call in progress: while in_fault is IN_FAULT_CALL, IPC
+	 * results and reply words land in fault_result/fault_reply, not in
+	 * the user registers. Any non-zero in_fault also means the thread
+	 * resumes through its own kernel context, never by a handoff
+	 * (ipc_user_resumable): IN_TIMED_WAIT marks an IPC system call with a
+	 * deadline, which that context ends (ipc.c, timed IPC). */
 	struct endpoint *fault_ep;
 	uint64_t fault_badge;
 	int in_fault;
+	uint64_t deadline;          /* IN_TIMED_WAIT: time counter value its wait ends at */
 	long fault_result;
 	uint64_t fault_reply[IPC_WORDS];
 	/* user-access fault recovery */
@@ -487,6 +492,13 @@ void ipc_ep_cap_gone(const struct cap *c, long slot); /* mk_lock held: c, in slo
 void ipc_ep_cap_added(const struct cap *c);           /* mk_lock held: c was just installed */
 long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const uint64_t *w); /* irqs off, no lock held; returns after the call */
 long sys_ipc(struct uframe *uf, long nr);
+/* th->in_fault values (struct thread). */
+#define IN_FAULT_CALL 1
+#define IN_TIMED_WAIT 2
+/* Timer tick, any hart, interrupts off, no lock held: end every timed
+ * IPC wait whose deadline has passed with E_TIMEDOUT (only hart 0 scans;
+ * nothing to do unless a timed wait is in progress). */
+void ipc_timeouts_tick(uint64_t now);
 /* From user_vector, irqs off: { NULL, NULL } when not taken, else the
  * threads to hand the hart over between (sched_resume_on). */
 struct ipc_handoff { struct thread *prev, *next; };

@@ -523,7 +523,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_TASK_KILL: r = sys_task_kill(t, A(0)); break;
 	case SYS_TASK_REGION: r = sys_task_region(t, A(0), A(1)); break;
 	case SYS_CALL: case SYS_SEND: case SYS_RECV: case SYS_REPLY: case SYS_REPLY_RECV:
-	case SYS_REPLY_SAVE: case SYS_REPLY_CAP:
+	case SYS_REPLY_SAVE: case SYS_REPLY_CAP: case SYS_RECV_TIMED: case SYS_CALL_TIMED:
 		r = sys_ipc(uf, nr);
 		break;
 	case SYS_REGION_TXN: r = sys_region_txn(t, A(0), A(1), A(2), A(3), A(4)); break;
