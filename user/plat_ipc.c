@@ -13,7 +13,7 @@
 #include "ulib.h"
 #include "uprog.h"
 
-#define TICKS_PER_SEC 10000000UL
+#define TICKS_PER_SEC ticks_per_sec()   /* the kernel's timebase */
 #define MS (TICKS_PER_SEC / 1000)
 #define CK(c, ...) do { if (!(c)) { if (!why[0]) snprintf(why, 160, __VA_ARGS__); goto out; } } while (0)
 
@@ -78,7 +78,7 @@ int plat_recv_timeout(char *why)
 	struct sysret r = ipc_timed(SYS_RECV_TIMED, ep, w, SLOT_NONE, 50000);
 	uint64_t dt = rdtime() - t0;
 	CK(r.a0 == -E_TIMEDOUT, "RECV with a 50 ms timeout and no sender: %ld", r.a0);
-	CK(dt >= 50 * MS, "RECV timed out early: after %lu us", (unsigned long)(dt / 10));
+	CK(dt >= 50 * MS, "RECV timed out early: after %lu ms", (unsigned long)(dt / MS));
 	CK(dt < 5 * TICKS_PER_SEC, "RECV timed out only after %lu ms", (unsigned long)(dt / MS));
 
 	/* 2. Bad timeouts. */
@@ -94,8 +94,8 @@ int plat_recv_timeout(char *why)
 	dt = rdtime() - t0;
 	CK(sv.got == 1, "the server did not receive the call (%ld)", sv.got);
 	CK(r.a0 == -E_TIMEDOUT, "CALL held by its server: %ld", r.a0);
-	CK(dt >= 50 * MS && dt < 5 * TICKS_PER_SEC, "CALL timed out after %lu us",
-	   (unsigned long)(dt / 10));
+	CK(dt >= 50 * MS && dt < 5 * TICKS_PER_SEC, "CALL timed out after %lu ms",
+	   (unsigned long)(dt / MS));
 	__atomic_store_n(&sv.release, 1, __ATOMIC_RELEASE);
 	CK(wait_flag(&sv.done), "server never replied");
 	CK(sv.reply_r == -E_NOENT, "a reply after the call timed out returned %ld", sv.reply_r);
@@ -115,7 +115,7 @@ int plat_recv_timeout(char *why)
 	r = ipc(SYS_CALL, ep, w, SLOT_NONE);
 	dt = rdtime() - t0;
 	CK(r.a0 == 0 && r.a1 == 42, "untimed CALL after timed ones: %ld (%ld)", r.a0, r.a1);
-	CK(dt >= 200 * MS, "untimed CALL came back after %lu us", (unsigned long)(dt / 10));
+	CK(dt >= 200 * MS, "untimed CALL came back after %lu ms", (unsigned long)(dt / MS));
 	CK(wait_flag(&sv.done), "server");
 	slot_drop(&th);
 out:

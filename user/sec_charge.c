@@ -17,7 +17,7 @@
 #include "uprog.h"
 #include <patina/pager.h>
 
-#define TICKS_PER_SEC 10000000UL
+#define TICKS_PER_SEC ticks_per_sec()
 #define DC_CODE 0x6e400000UL      /* the child's code page */
 #define DC_DATA 0x6e600000UL      /* the page it writes, which we then share */
 #define DC_TMP  0x6e800000UL      /* where we write its code */

@@ -13,7 +13,7 @@
 #include "ulib.h"
 #include "uprog.h"
 
-#define TICKS_PER_SEC 10000000UL
+#define TICKS_PER_SEC ticks_per_sec()
 #define CK(c, ...) do { if (!(c)) { if (!why[0]) snprintf(why, 160, __VA_ARGS__); goto out; } } while (0)
 
 static struct { long ep; volatile long done, r; } dc;

@@ -17,7 +17,7 @@
 #include "ulib.h"
 #include "uprog.h"
 
-#define TICKS_PER_SEC 10000000UL
+#define TICKS_PER_SEC ticks_per_sec()
 #define SPIN_VA  0x6e100000UL      /* the hog's code page, in the hogs */
 #define CODE_VA  0x6e200000UL      /* where we write it */
 #define HOG_MCP  2                 /* below our test thread's level */

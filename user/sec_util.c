@@ -3,6 +3,16 @@
 #include "ulib.h"
 #include "uprog.h"
 
+uint64_t ticks_per_sec(void)
+{
+	static uint64_t tps;
+	if (!tps) {
+		long r = dbg(DBG_TIMEBASE, 0, 0);
+		tps = r > 0 ? (uint64_t)r : 10000000;   /* QEMU virt's, if the query is refused */
+	}
+	return tps;
+}
+
 void slot_drop(long *s)
 {
 	if (*s >= 0) {

@@ -59,6 +59,8 @@ int sec_grant_at_delivery(char *why);
  * va: 0 or its error, the op as it came back in *out (may be NULL). */
 struct region_op;
 void slot_drop(long *s);
+/* rdtime ticks per second: the kernel's timebase (DBG_TIMEBASE), cached. */
+uint64_t ticks_per_sec(void);
 long txn_one(long region, uint32_t op, uint32_t prot, uint64_t va, int64_t arg,
 	     struct region_op *out);
 /* Frame grants bind their mappings (sec_grants.c). */

@@ -98,6 +98,8 @@ enum patina_dbg {
 	                        * moved meanwhile (needs R_WRITE) */
 	DBG_FAILALLOC,         /* () stop counting kernel allocations (boot argument failalloc=N)
 	                        * -> how many were counted, -E_INVAL without failalloc= (needs R_WRITE) */
+	DBG_TIMEBASE,          /* () -> the time counter's frequency in Hz (rdtime ticks per second,
+	                        * from the device tree: 10 MHz on QEMU virt, 1 MHz on sifive_u) */
 };
 
 /* Kernel resource counters, to check that nothing leaks. */

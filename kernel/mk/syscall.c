@@ -404,6 +404,8 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		long k = failalloc_stop();
 		return k < 0 ? -E_INVAL : k;
 	}
+	case DBG_TIMEBASE:
+		return (long)timer_timebase();
 	case DBG_NCPUS:
 		return ncpus;
 	case DBG_CMDLINE: {
