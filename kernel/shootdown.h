@@ -93,6 +93,10 @@ void shootdown_stats(struct shootdown_stats *out, int hart);
  * stops between its acknowledgement and its flush. */
 extern volatile int shootdown_hold;
 extern volatile uint32_t shootdown_hold_hart;
+/* Test hook: how long a shootdown waits for an acknowledgement before
+ * the SBI fallback (20 ms; a test that must not depend on how promptly a
+ * loaded host runs the other vCPU makes it a hang guard instead). */
+extern volatile uint64_t shootdown_ack_wait_us;
 /* Hart idx's highest acknowledged / applied request, and the sequence
  * number the next request will get. */
 uint64_t shootdown_acked(uint32_t idx);

@@ -65,6 +65,7 @@ static uint64_t sd_seq;       /* the last sequence number handed out */
 static long sd_nparked;       /* parked on every hart together */
 volatile int shootdown_hold;
 volatile uint32_t shootdown_hold_hart;
+volatile uint64_t shootdown_ack_wait_us = SD_WAIT_US;
 
 int shootdown_init(void)
 {
@@ -233,7 +234,7 @@ static void flush_window(const struct hartmask *m, uint32_t base, uint32_t n, lo
 	}
 	if (!any)
 		return;
-	uint64_t deadline = time_after_us(SD_WAIT_US);
+	uint64_t deadline = time_after_us(shootdown_ack_wait_us);
 	if (to_signal) {
 		self->st.ipis += (uint64_t)to_signal;
 		if (arch_ipi_send_mask(&sig))
