@@ -46,16 +46,18 @@ struct cap_info {
 	uint32_t rights;
 	uint64_t badge;
 	uint64_t lo, hi;      /* region: range; task: frames in use (data + PT pages), frame quota */
+	/* Task caps: badge = the object quota the task has left to carve or use,
+	 * as a QUOTA() word (threads, endpoints, tasks; frames field 0). */
 };
 
 /* CSpace size per task and the slots a new task starts with. */
 #define CSPACE_SLOTS   64
 #define SLOT_SELF_TASK 0
 #define SLOT_SELF_AS   1      /* region cap over the task's whole user range */
-#define SLOT_KERNEL    2      /* init only */
+#define SLOT_KERNEL    2      /* init at boot; a child its parent hands one (spawn_ext) */
 #define SLOT_SELF_THREAD 3
 #define SLOT_GIVEN     4      /* the cap a parent hands over at spawn */
-#define SLOT_CONSOLE   5      /* init only at boot: the console cap */
+#define SLOT_CONSOLE   5      /* init at boot; a child its parent hands one (spawn_ext) */
 #define SLOT_FIRST_FREE 6
 
 /* Region transaction: one syscall carries a list of these. */

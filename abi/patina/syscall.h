@@ -26,10 +26,12 @@ enum patina_sys {
 	SYS_FRAME_ALLOC,       /* (dst): one zeroed 4 KiB frame, charged to the quota */
 	SYS_THREAD_CREATE,     /* (task, pc, sp, arg, dst, prio<<16 | (hart+1)) hart 0 = any;
 	                        * prio 0..PRIO_USER_MAX (E_INVAL), at most the task's mcp (E_PERM) */
-	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, quota, give): new task from a boot
-	                        * module (kernel cap with R_CONTROL); quota = QUOTA(...) below,
-	                        * carved from the caller's; a copy of cap `give` (or SLOT_NONE)
-	                        * lands in its slot 4 (kernel and reply caps cannot be given) */
+	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, quota, give; a6 = struct spawn_ext *
+	                        * or 0): new task from a boot module (kernel cap with R_CONTROL);
+	                        * quota = QUOTA(...) below, carved from the caller's; a copy of
+	                        * cap `give` (or SLOT_NONE) lands in its slot 4 (kernel and reply
+	                        * caps cannot be given there); spawn_ext adds arguments and the
+	                        * kernel and console caps (below) */
 	SYS_TASK_WAIT,         /* (task) -> exit status once the task is dead */
 	SYS_TASK_KILL,         /* (task) */
 	SYS_TASK_REGION,       /* (task, dst): region cap for the task's whole user range */
@@ -58,6 +60,26 @@ enum patina_sys {
 	                        * call is then over: a late reply finds no waiter) */
 	SYS_COUNT
 };
+
+/* SYS_TASK_SPAWN's extension (a6). The new task's first thread starts at
+ * the ELF entry with a0 = arg, a1 = argc, a2 = argv (a NULL-ended array of
+ * the strings, on the top page of its stack), a3 = its own module index
+ * (so a program can spawn copies of itself). Without the extension argc
+ * is 0 and argv points at a NULL.
+ * args: argc strings back to back, each NUL-terminated, args_len bytes in
+ * all (at most SPAWN_ARGS_MAX, at most SPAWN_ARGC_MAX strings; else E_INVAL).
+ * kernel: a kernel cap of the caller (or SLOT_NONE); a copy lands in the
+ * child's SLOT_KERNEL. It is how a parent delegates spawning and debug
+ * authority to a program it starts; kernel caps never travel by IPC or
+ * `give`. console: a console cap (or SLOT_NONE), copied to SLOT_CONSOLE. */
+struct spawn_ext {
+	const char *args;
+	unsigned long args_len;
+	long kernel;
+	long console;
+};
+#define SPAWN_ARGS_MAX 512
+#define SPAWN_ARGC_MAX 32
 
 /* A spawned task's quota, carved from its parent's: frames (data frames,
  * page-table pages and metadata), and the kernel objects it may hold at
@@ -100,7 +122,12 @@ enum patina_dbg {
 	                        * -> how many were counted, -E_INVAL without failalloc= (needs R_WRITE) */
 	DBG_TIMEBASE,          /* () -> the time counter's frequency in Hz (rdtime ticks per second,
 	                        * from the device tree: 10 MHz on QEMU virt, 1 MHz on sifive_u) */
+	DBG_NAME,              /* (kind << 32 | index, buf, size) -> bytes written: kind DBG_NAME_MODULE,
+	                        * the boot module's name; DBG_NAME_KCMD, an in-kernel command's
+	                        * "name\0help\0". -E_NOENT past the last, -E_INVAL if size is short */
 };
+
+enum { DBG_NAME_MODULE = 0, DBG_NAME_KCMD = 1 };
 
 /* Kernel resource counters, to check that nothing leaks. */
 struct kcounters {

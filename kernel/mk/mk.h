@@ -293,6 +293,8 @@ static inline __attribute__((always_inline)) int sched_can_direct(struct rq *rq,
 /* --- thread.c --- */
 struct thread *thread_alloc(struct task *t, int *err); /* mk_lock held; NULL + *err */
 int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg);
+/* As thread_start_user with the first four argument registers set. */
+int thread_start_user_args(struct thread *th, uint64_t pc, uint64_t sp, const uint64_t args[4]);
 struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity);
 void thread_put(struct thread *th);                 /* mk_lock held */
 void thread_exit(void) __attribute__((noreturn));
@@ -366,12 +368,21 @@ void reaper_start(void);
 /* A task's quotas as asked for at spawn (abi QUOTA() unpacked). */
 struct quota { long frames; int threads, eps, tasks, mcp; };
 /* A spawned task's first thread, held until task_start starts it. */
-struct spawned { struct thread *th; uint64_t entry, arg; };
+struct spawned { struct thread *th; uint64_t entry, arg, sp, argc, argv, module; };
+/* A spawn's arguments and handed-over caps, checked (spawn_args.c). */
+struct spawn_args {
+	char buf[SPAWN_ARGS_MAX];
+	size_t len;
+	int argc;
+	long kernel, console;     /* caller's slots, or SLOT_NONE */
+};
+int spawn_args_fetch(uint64_t uext, struct spawn_args *a);
+int spawn_args_place(struct task *t, const struct spawn_args *a, uint64_t *sp, uint64_t *argv);
 /* A quota word (abi QUOTA()) of a child of t as a struct quota: 0, or
  * -E_INVAL (stray bits) or -E_PERM (an mcp above t's). */
 int quota_decode(const struct task *t, long quota, struct quota *q);
-int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct quota *q, int is_init,
-		      struct task **out, struct spawned *sp);
+int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct spawn_args *args,
+		      const struct quota *q, int is_init, struct task **out, struct spawned *sp);
 int task_start(struct spawned *sp);
 int quota_charge_frames(struct task *t, long n);      /* -E_QUOTA if n more frames do not fit */
 void quota_release_frames(struct task *t, long n);

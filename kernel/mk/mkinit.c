@@ -34,7 +34,7 @@ void mk_start(const char *command)
 			   .eps = MAX_ENDPOINTS, .tasks = MAX_TASKS - 1, .mcp = PRIO_USER_MAX };
 	struct task *init;
 	struct spawned sp;
-	err = task_spawn_module(NULL, 0, 0, &q, 1, &init, &sp);
+	err = task_spawn_module(NULL, 0, 0, NULL, &q, 1, &init, &sp);
 	if (!err)
 		err = task_start(&sp);
 	if (err)

@@ -121,6 +121,11 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 			ci.lo = (uint64_t)(quota_frames_used(k) +
 					   (long)__atomic_load_n(&k->as.nr_frames, __ATOMIC_RELAXED));
 			ci.hi = (uint64_t)k->frame_quota;
+			/* Each field saturates at 255, the most a quota word carves. */
+			int th = k->thread_quota - k->threads_used, ep = k->ep_quota - k->eps_used,
+			    tk = k->task_quota - k->tasks_used;
+			ci.badge = (uint64_t)QUOTA(0, th > 255 ? 255 : th, ep > 255 ? 255 : ep,
+						   tk > 255 ? 255 : tk);
 		}
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
@@ -210,29 +215,52 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 	return 0;
 }
 
+/* Needs mk_lock. The caps a spawn hands over besides `give`: the
+ * kernel and console caps named in a (SLOT_NONE: none), each of its type.
+ * 0 or the lookup's error; *kc / *cc the caps (NULL for none). */
+static int spawn_handed_caps(struct task *t, const struct spawn_args *a, struct cap **kc,
+			     struct cap **cc)
+{
+	int err = 0;
+	*kc = *cc = NULL;
+	if (a->kernel != SLOT_NONE && !(*kc = cap_lookup(t, a->kernel, CAP_KERNEL, 0, &err)))
+		return err;
+	if (a->console != SLOT_NONE && !(*cc = cap_lookup(t, a->console, CAP_CONSOLE, 0, &err)))
+		return err;
+	return 0;
+}
+
 /* A new task from a boot module (kernel cap, R_CONTROL) with quotas
- * carved from ours; `give` (any transferable cap) lands in its slot 4. */
+ * carved from ours; `give` (any transferable cap) lands in its slot 4;
+ * uext (struct spawn_ext, or 0) adds argv and the kernel and console
+ * caps. Everything is checked before the task is made. */
 static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg, long dst,
-			   long quota, long give)
+			   long quota, long give, uint64_t uext)
 {
 	struct quota q;
 	int err = quota_decode(t, quota, &q);
+	if (err)
+		return err;
+	struct spawn_args args;
+	err = spawn_args_fetch(uext, &args);
 	if (err)
 		return err;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *kc = cap_lookup(t, kslot, CAP_KERNEL, R_CONTROL, &err);
 	if (kc)
 		cap_slot_free(t, dst, &err);
-	struct cap *gc = NULL;
+	struct cap *gc = NULL, *hk, *hc;
 	if (!err && give != SLOT_NONE && (gc = cap_lookup(t, give, 0, 0, &err)) &&
 	    !cap_transferable(gc))
 		err = -E_PERM;
+	if (!err)
+		err = spawn_handed_caps(t, &args, &hk, &hc);
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (err)
 		return err;
 	struct task *child;
 	struct spawned sp;
-	err = task_spawn_module(t, (int)module, arg, &q, 0, &child, &sp);
+	err = task_spawn_module(t, (int)module, arg, &args, &q, 0, &child, &sp);
 	if (err)
 		return err;
 	/* Both caps exist before the child runs: it cannot die and be reaped
@@ -244,6 +272,8 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 		d = NULL;
 	else if (g && !cap_transferable(g))
 		err = -E_PERM, d = NULL;
+	if (d && (err = spawn_handed_caps(t, &args, &hk, &hc)))
+		d = NULL;
 	if (d) {
 		struct cap nc = { .type = CAP_TASK, .rights = R_ALL, .o.task = child };
 		cap_get_obj(&nc);
@@ -252,6 +282,11 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 			cap_get_obj(g);
 			cap_install(&child->cspace[SLOT_GIVEN], g, g);
 		}
+		/* Kernel and console caps name no object: a plain copy. */
+		if (hk && child->cspace[SLOT_KERNEL].type == CAP_NULL)
+			cap_install(&child->cspace[SLOT_KERNEL], hk, hk);
+		if (hc && child->cspace[SLOT_CONSOLE].type == CAP_NULL)
+			cap_install(&child->cspace[SLOT_CONSOLE], hc, hc);
 	} else {
 		task_exit(child, 137);
 	}
@@ -347,7 +382,33 @@ static long sys_task_region(struct task *t, long slot, long dst)
 
 /* Debug and test hooks: queries need the kernel cap with R_READ, running
  * kernel tests or commands R_WRITE. */
-static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t b)
+/* DBG_NAME: copy a boot module's name, or an in-kernel command's
+ * "name\0help\0", to the user buffer ubuf of size bytes. */
+static long dbg_name(uint64_t which, uint64_t ubuf, uint64_t size)
+{
+	uint32_t kind = (uint32_t)(which >> 32), i = (uint32_t)which;
+	const char *name, *help = NULL;
+	if (kind == DBG_NAME_MODULE) {
+		if (i >= (uint32_t)nboot_modules)
+			return -E_NOENT;
+		name = boot_modules[i].name;
+	} else if (kind == DBG_NAME_KCMD) {
+		if (i >= (uint64_t)(cmd_end() - cmd_first()))
+			return -E_NOENT;
+		name = cmd_first()[i].name;
+		help = cmd_first()[i].help;
+	} else {
+		return -E_INVAL;
+	}
+	size_t n = strlen(name) + 1, h = help ? strlen(help) + 1 : 0;
+	if (n + h > size)
+		return -E_INVAL;
+	if (copy_to_user(ubuf, name, n) || (h && copy_to_user(ubuf + n, help, h)))
+		return -E_FAULT;
+	return (long)(n + h);
+}
+
+static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t b, uint64_t c)
 {
 	int write = op == DBG_KTEST || op == DBG_KCMD || op == DBG_HOLD_MKLOCK ||
 		    op == DBG_FAILALLOC;
@@ -406,6 +467,8 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 	}
 	case DBG_TIMEBASE:
 		return (long)timer_timebase();
+	case DBG_NAME:
+		return dbg_name(a, b, c);
 	case DBG_NCPUS:
 		return ncpus;
 	case DBG_CMDLINE: {
@@ -520,7 +583,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_EP_CREATE: r = sys_ep_create(t, A(0)); break;
 	case SYS_FRAME_ALLOC: r = sys_frame_alloc(t, A(0)); break;
 	case SYS_THREAD_CREATE: r = sys_thread_create(t, A(0), A(1), A(2), A(3), A(4), A(5)); break;
-	case SYS_TASK_SPAWN: r = sys_task_spawn(t, A(0), A(1), A(2), A(3), A(4), A(5)); break;
+	case SYS_TASK_SPAWN: r = sys_task_spawn(t, A(0), A(1), A(2), A(3), A(4), A(5), A(6)); break;
 	case SYS_TASK_WAIT: r = sys_task_wait(t, A(0)); break;
 	case SYS_TASK_KILL: r = sys_task_kill(t, A(0)); break;
 	case SYS_TASK_REGION: r = sys_task_region(t, A(0), A(1)); break;
@@ -529,7 +592,7 @@ void syscall_dispatch(struct uframe *uf)
 		r = sys_ipc(uf, nr);
 		break;
 	case SYS_REGION_TXN: r = sys_region_txn(t, A(0), A(1), A(2), A(3), A(4)); break;
-	case SYS_DEBUG: r = sys_debug(t, A(0), A(1), A(2), A(3)); break;
+	case SYS_DEBUG: r = sys_debug(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_THREAD_SELF_HART: r = this_cpu()->index; break;
 	case SYS_THREAD_KILL: r = sys_thread_kill(t, A(0)); break;
 	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1)); break;

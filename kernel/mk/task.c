@@ -524,12 +524,13 @@ void reaper_start(void)
 }
 
 /* Create a task from boot module `module`, charging its quota to parent,
- * with slots 0 (itself), 1 (its address space) and 3 (its first thread).
- * Its first thread is ready to start at the ELF entry with a0 = arg but
- * not started: task_start(sp) does that. 0, or an error with nothing
- * left behind. */
-int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct quota *q,
-		      int is_init, struct task **out, struct spawned *sp)
+ * with slots 0 (itself), 1 (its address space) and 3 (its first thread),
+ * and args (checked by spawn_args_fetch; NULL: none) as argv on its stack.
+ * Its first thread is ready to start at the ELF entry with a0 = arg,
+ * a1 = argc, a2 = argv, a3 = module but not started: task_start(sp) does
+ * that. 0, or an error with nothing left behind. */
+int task_spawn_module(struct task *parent, int module, uint64_t arg, const struct spawn_args *args,
+		      const struct quota *q, int is_init, struct task **out, struct spawned *sp)
 {
 	if (module < 0 || module >= nboot_modules)
 		return -E_NOENT;
@@ -554,6 +555,10 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, const struc
 			mm_release(&c);
 		}
 	}
+	static const struct spawn_args none = { .kernel = SLOT_NONE, .console = SLOT_NONE };
+	uint64_t usp = 0, argv = 0;
+	if (!err)
+		err = spawn_args_place(t, args ? args : &none, &usp, &argv);
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct thread *th = err ? NULL : thread_alloc(t, &err);
 	if (!err && !th)
@@ -590,6 +595,10 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, const struc
 	sp->th = th;
 	sp->entry = entry;
 	sp->arg = arg;
+	sp->sp = usp;
+	sp->argc = args ? (uint64_t)args->argc : 0;
+	sp->argv = argv;
+	sp->module = (uint64_t)module;
 	return 0;
 }
 
@@ -600,7 +609,8 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, const struc
  * killed meanwhile (its thread then exits on its own). */
 int task_start(struct spawned *sp)
 {
-	int err = thread_start_user(sp->th, sp->entry, USER_STACK_TOP - 16, sp->arg);
+	uint64_t regs[4] = { sp->arg, sp->argc, sp->argv, sp->module };
+	int err = thread_start_user_args(sp->th, sp->entry, sp->sp, regs);
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	sp->th->refs--;
 	thread_put(sp->th);

@@ -81,13 +81,20 @@ void thread_put(struct thread *th)
  * struct cannot be reused meanwhile). -E_DEAD if it was killed first. */
 int thread_start_user(struct thread *th, uint64_t pc, uint64_t sp, uint64_t arg)
 {
+	uint64_t args[4] = { arg, 0, 0, 0 };
+	return thread_start_user_args(th, pc, sp, args);
+}
+
+int thread_start_user_args(struct thread *th, uint64_t pc, uint64_t sp, const uint64_t args[4])
+{
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	int ok = th->state == T_BLOCKED && th->block == B_BORN && !th->killed;
 	if (ok) {
 		th->block = B_NONE;
 		th->uf->tf.sepc = pc;
 		th->uf->tf.regs[2] = sp;
-		th->uf->tf.regs[10] = arg;
+		for (int i = 0; i < 4; i++)
+			th->uf->tf.regs[10 + i] = args[i];
 		th->state = T_RUNNABLE;
 		sched_wake(th);
 	}

@@ -1,0 +1,1 @@
+/* libpager: see pager.h. */

@@ -1,0 +1,96 @@
+/* The selftest program: its tests and the child-task roles they spawn
+ * (copies of this program started with a role as the spawn argument). */
+#ifndef USER_SELFTEST_H
+#define USER_SELFTEST_H
+
+#include <stdint.h>
+#include "testlib.h"
+
+/* Spawn argument: low 8 bits the role, the rest role-specific; 0 is the
+ * program itself. */
+enum { ROLE_NONE = 0, ROLE_ECHO, ROLE_PROBE, ROLE_HOG = 4, ROLE_SHARE, ROLE_SLEEPER, ROLE_FAULT };
+
+/* A user test returns 0 (passed), UTEST_SKIP with the reason in why (the
+ * machine lacks what it needs: counted as skipped, not passed), or another
+ * nonzero value with why filled (failed). */
+#define UTEST_SKIP 2
+int child_main(long arg);
+
+/* Exploit-style isolation tests (selftest names sec_*). */
+int sec_sched_stress(char *why);
+int sec_kill_mid_ipc(char *why);
+/* Spawn this program with role arg, quota word and cap give; wait for it and
+ * drop its task cap. 0 with the exit status in *st, or the error. */
+long spawn_wait(uint64_t arg, long quota, long give, long *st);
+
+/* Child roles of the sec_* tests (roles.c), numbered apart from the
+ * list above so either can grow. */
+enum { ROLE_SEC_THREADS = 64, ROLE_SEC_EPS, ROLE_SEC_PT, ROLE_SEC_CONSOLE, ROLE_SEC_IPC_STORM };
+/* ROLE_SEC_PT reports through a frame the parent gives it, mapped at
+ * SEC_PT_SHARE_VA in the child: these are indexes of longs in it. */
+enum { SEC_PT_STATE, SEC_PT_TXNS, SEC_PT_LO, SEC_PT_HI, SEC_PT_ERR,
+       SEC_PT_LO0,       /* usage before the transaction that was refused */
+       SEC_PT_OP,        /* its first op refused with E_QUOTA */
+       SEC_PT_REFUSED,   /* how many of its ops were refused */
+       SEC_PT_SPURIOUS,  /* refused ops that fit when retried alone afterwards */
+};
+enum { SEC_PT_RUNNING = 1, SEC_PT_AT_QUOTA, SEC_PT_BROKEN, SEC_PT_NO_QUOTA };
+#define SEC_PT_SHARE_VA 0x3f800000UL
+int sec_reply_cap_copy(char *why);
+int sec_reply_cap_bound(char *why);
+int sec_quota_overflow(char *why);
+int sec_kernel_cap(char *why);
+int sec_thread_structs(char *why);
+int sec_no_kernel_read(char *why);
+int sec_object_quota(char *why);
+int sec_pt_quota(char *why);
+int sec_query_no_pa(char *why);
+int sec_wx(char *why);
+int sec_console_cap(char *why);
+int sec_revoke_region(char *why);
+int sec_grant_at_delivery(char *why);
+/* Frame grants bind their mappings (sec_grants.c). */
+int sec_ro_frame_protect(char *why);
+int sec_clone_noshare(char *why);
+/* Priority is an authority (sec_prio.c). */
+int sec_prio_mcp(char *why);
+/* A call waiting for its reply ends when its endpoint dies (sec_ipc.c). */
+int sec_ep_death_reply(char *why);
+/* A dead task's frame charges go to its parent (sec_charge.c). */
+int sec_dead_charge(char *why);
+/* IPC with timeouts (plat_ipc.c). */
+int plat_recv_timeout(char *why);
+
+int pg_fault_message(char *why);
+int pg_fault_kill_reply(char *why);
+int pg_fault_garbage_reply(char *why);
+int pg_fault_ep_rights(char *why);
+int pg_reply_not_waiting(char *why);
+int pg_pager_gone(char *why);
+int pg_uaccess_pager(char *why);
+int pg_task_create(char *why);
+/* Region ops for pagers, page rights, frame sharing, COW fork
+ * (mmops_tests.c, selftest names mm_*). */
+enum { ROLE_MM_TOUCH = 80 };
+int mm_touch_child(long arg);
+
+
+int mm_cow_fork(char *why);
+int mm_protect(char *why);
+int mm_unmap_other_hart(char *why);
+int mm_unmap_high_hart(char *why);
+int mm_pager_ops_confined(char *why);
+int mm_bad_input(char *why);
+int mm_evict_roundtrip(char *why);
+int mm_evict_charge(char *why);
+int mm_tlb_targets(char *why);
+
+/* Per-hart address chunks behind mem_map (uva_tests.c, names u_va_*). */
+int u_va_reuse(char *why);
+int u_va_harts(char *why);
+int u_va_steal(char *why);
+
+/* IPC without the global kernel lock (ipc_lock_tests.c). */
+int u_ipc_no_mk_lock(char *why);
+
+#endif
