@@ -46,8 +46,8 @@ struct cap_info {
 	uint32_t rights;
 	uint64_t badge;
 	uint64_t lo, hi;      /* region: range; task: frames in use (data + PT pages), frame quota */
-	/* Task caps: badge = the object quota the task has left to carve or use,
-	 * as a QUOTA() word (threads, endpoints, tasks; frames field 0). */
+	uint64_t objects;     /* task: the object quota it has left to use or carve, as a
+	                       * QUOTA() word (threads, endpoints, tasks; each at most 255) */
 };
 
 /* CSpace size per task and the slots a new task starts with. */

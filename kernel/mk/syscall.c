@@ -124,7 +124,7 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 			/* Each field saturates at 255, the most a quota word carves. */
 			int th = k->thread_quota - k->threads_used, ep = k->ep_quota - k->eps_used,
 			    tk = k->task_quota - k->tasks_used;
-			ci.badge = (uint64_t)QUOTA(0, th > 255 ? 255 : th, ep > 255 ? 255 : ep,
+			ci.objects = (uint64_t)QUOTA(0, th > 255 ? 255 : th, ep > 255 ? 255 : ep,
 						   tk > 255 ? 255 : tk);
 		}
 	}

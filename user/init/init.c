@@ -186,8 +186,8 @@ static int run_program(long module, int argc, char **argv)
 	if (cap_info(SLOT_SELF_TASK, &me))
 		return 126;
 	long frames = (long)me.hi - (long)me.lo - SHELL_KEEP_FRAMES;
-	int th = QUOTA_THREADS(me.badge) - SHELL_KEEP_OBJS, ep = QUOTA_ENDPOINTS(me.badge) - SHELL_KEEP_OBJS,
-	    tk = QUOTA_TASKS(me.badge) - 1;
+	int th = QUOTA_THREADS(me.objects) - SHELL_KEEP_OBJS, ep = QUOTA_ENDPOINTS(me.objects) - SHELL_KEEP_OBJS,
+	    tk = QUOTA_TASKS(me.objects) - 1;
 	if (frames < 64 || th < 2 || ep < 1 || tk < 0) {
 		printf("shell: too little quota left to start %s\n", argv[0]);
 		return 126;

@@ -50,7 +50,9 @@ int forkdemo_child(void)
 
 int cmd_forkdemo(int argc, char **argv)
 {
-	(void)argc, (void)argv;
+	if (argc > 1)
+		return prog_usage("forkdemo (no options: forks 64 MiB and checks the copies)");
+	(void)argv;
 	int ok = 1;
 	long task = slot_alloc(), ep = slot_alloc(), rc = slot_alloc();
 	if (task < 0 || ep < 0 || rc < 0 || ep_create(ep)) {

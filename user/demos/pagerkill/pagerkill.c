@@ -117,7 +117,9 @@ static __attribute__((noinline)) void touch_stack(void)
 
 int cmd_pagerkill(int argc, char **argv)
 {
-	(void)argc, (void)argv;
+	if (argc > 1)
+		return prog_usage("pagerkill (no options)");
+	(void)argv;
 	char why[160];
 	why[0] = 0;
 	/* The watchdog runs from before the first count to after the last, and

@@ -209,10 +209,8 @@ int cmd_swapdemo(int argc, char **argv)
 			m = sd_opt(argc, argv, &i, "--threads", &threads);
 		if (!m)
 			m = sd_opt(argc, argv, &i, "--passes", &passes);
-		if (m != 1) {
-			printf("usage: swapdemo [--pages P] [--frames F] [--threads T] [--passes S]\n");
-			return 2;
-		}
+		if (m != 1)
+			return prog_usage("swapdemo [--pages P] [--frames F] [--threads T] [--passes S]");
 	}
 	long ncpus = dbg(DBG_NCPUS, 0, 0);
 	if (ncpus < 1)

@@ -872,6 +872,8 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 
 int cmd_selftest(int argc, char **argv)
 {
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-'))
+		return prog_usage("selftest [name-prefix]");
 	const char *prefix = argc > 1 ? argv[1] : "";
 	extern const char *selftest_prefix;   /* sec_sched.c sizes its run by it */
 	selftest_prefix = prefix;

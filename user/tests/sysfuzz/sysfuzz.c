@@ -1556,10 +1556,9 @@ static void wait_round(long *assign, long *erevoke, int chaos_kid)
 int cmd_sysfuzz(int argc, char **argv)
 {
 	unsigned long iters = 10000, seed = 1;
-	if (argc > 1 && parse_ulong(argv[1], &iters))
-		return 2;
-	if (argc > 2 && parse_ulong(argv[2], &seed))
-		return 2;
+	if (argc > 3 || (argc > 1 && parse_ulong(argv[1], &iters)) ||
+	    (argc > 2 && parse_ulong(argv[2], &seed)))
+		return prog_usage("sysfuzz [iterations] [seed]");
 	if (iters > 0xffffff)
 		iters = 0xffffff;
 	sh = &pshare;
