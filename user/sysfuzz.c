@@ -1657,7 +1657,7 @@ int cmd_sysfuzz(int argc, char **argv)
 				tt.killed++;
 				if (st == 137 && !killed_by_us && p->inflight == CK_TASK_KILL + 1) {
 					tt.viol[CK_TASK_KILL]++;
-				} else if (st == 128 + 13 && p->inflight == CK_TXN_REVOKE + 1) {
+				} else if (st == EXIT_TRAP(TRAP_READ_FAULT) && p->inflight == CK_TXN_REVOKE + 1) {
 					tt.viol[CK_TXN_REVOKE]++;     /* the page was mid-remap after the revoke */
 				} else {
 					printf("sysfuzz: child %ld ended with status %ld", tt.kids - nk + i + 1, st);

@@ -533,7 +533,7 @@ static int t_isolation(char *why)
 	*(volatile uint64_t *)va = 0x5ec2e7;
 	long st;
 	CHECK(run_child(ROLE_PROBE | (va << 8), CHILD_FRAMES, &st) == 0, "spawn");
-	CHECK(st == 128 + 13, "probe exit %ld (50/51: reached caps, >=52: read our memory)", st);
+	CHECK(st == EXIT_TRAP(TRAP_READ_FAULT), "probe exit %ld (50/51: reached caps, >=52: read our memory)", st);
 	return 0;
 }
 
@@ -641,7 +641,7 @@ static int t_fault_kills_task_only(char *why)
 {
 	long st;
 	CHECK(run_child(ROLE_FAULT, CHILD_FRAMES, &st) == 0, "spawn");
-	CHECK(st == 128 + 15, "faulting child exit %ld", st);
+	CHECK(st == EXIT_TRAP(TRAP_WRITE_FAULT), "faulting child exit %ld", st);
 	return 0;
 }
 
@@ -663,7 +663,7 @@ static int t_quota(char *why)
 	settled_counters(&before);
 	long st;
 	CHECK(run_child(ROLE_HOG, 64, &st) == 0, "spawn");
-	CHECK(st == 128 + 15 || st == 12 || st == 11, "quota child exit %ld", st);
+	CHECK(st == EXIT_TRAP(TRAP_WRITE_FAULT) || st == 12 || st == 11, "quota child exit %ld", st);
 	CHECK(task_spawn_q(0, ROLE_HOG, 40, QUOTA(0xffffffffL, 1, 0, 0), SLOT_NONE) == -E_QUOTA,
 	      "huge quota granted");
 	return counters_equal(&before, why);

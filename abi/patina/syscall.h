@@ -30,7 +30,7 @@ enum patina_sys {
 	                        * module (kernel cap with R_CONTROL); quota = QUOTA(...) below,
 	                        * carved from the caller's; a copy of cap `give` (or SLOT_NONE)
 	                        * lands in its slot 4 (kernel and reply caps cannot be given) */
-	SYS_TASK_WAIT,         /* (task) -> exit status once the task is dead */
+	SYS_TASK_WAIT,         /* (task) -> exit status once the task is dead (EXIT_* below) */
 	SYS_TASK_KILL,         /* (task) */
 	SYS_TASK_REGION,       /* (task, dst): region cap for the task's whole user range */
 	SYS_CALL,              /* (ep, w0..w3, xfer): send, wait for the reply */
@@ -58,6 +58,25 @@ enum patina_sys {
 	                        * call is then over: a late reply finds no waiter) */
 	SYS_COUNT
 };
+
+/* Exit statuses (SYS_TASK_WAIT). A task that calls SYS_EXIT ends with the
+ * status it gives; the kernel ends tasks with these, the same numbers on
+ * every ISA. */
+#define EXIT_KILLED 137        /* SYS_TASK_KILL; an empty task nobody names; a spawn undone */
+/* A task killed by an exception one of its threads took that nobody
+ * resolved (no fault endpoint, a pager that answered FAULT_KILL or is gone,
+ * out of memory in a page fault) ends with EXIT_TRAP(kind): */
+enum patina_trap {
+	TRAP_READ_FAULT = 1,   /* a load the address space refused (unmapped, no read right) */
+	TRAP_WRITE_FAULT,      /* a store or atomic the address space refused */
+	TRAP_EXEC_FAULT,       /* an instruction fetch the address space refused */
+	TRAP_ILLEGAL,          /* an illegal or privileged instruction */
+	TRAP_MISALIGNED,       /* a misaligned access or jump the machine does not do */
+	TRAP_BREAKPOINT,       /* a breakpoint instruction */
+	TRAP_OTHER,            /* any other exception */
+};
+#define EXIT_TRAP(kind)    (128 + (int)(kind))
+#define EXIT_IS_TRAP(st)   ((st) > 128 && (st) <= 128 + TRAP_OTHER)
 
 /* A spawned task's quota, carved from its parent's: frames (data frames,
  * page-table pages and metadata), and the kernel objects it may hold at

@@ -520,7 +520,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 
 /* --- fault.c: fault endpoints (pagers) --- */
 long sys_fault_ep_set(struct task *t, long target, long ep);
-int fault_to_pager(struct uframe *uf);               /* 0: retry the access; -E_FAULT: no pager; else kill */
+int fault_to_pager(struct uframe *uf, unsigned kind); /* 0: retry the access; -E_FAULT: no pager; else kill */
 void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
 void fault_ep_drop_task(struct task *t);             /* mk_lock held */
 

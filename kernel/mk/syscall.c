@@ -253,7 +253,7 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 			cap_install(&child->cspace[SLOT_GIVEN], g, g);
 		}
 	} else {
-		task_exit(child, 137);
+		task_exit(child, EXIT_KILLED);
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
 	task_start(&sp);     /* a killed child's thread just exits */
@@ -303,7 +303,7 @@ static long sys_task_kill(struct task *t, long slot)
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *c = cap_lookup(t, slot, CAP_TASK, R_CONTROL, &err);
 	if (c)
-		task_exit(c->o.task, 137);
+		task_exit(c->o.task, EXIT_KILLED);
 	spin_unlock_irqrestore(&mk_lock, f);
 	return err;
 }

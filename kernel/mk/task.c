@@ -343,7 +343,7 @@ void task_put(struct task *t)
 				self++;
 		}
 		if (t->refs == self)
-			task_exit(t, 137);
+			task_exit(t, EXIT_KILLED);
 	}
 	if (t->refs == 0 && t->state == TASK_DEAD) {
 		struct task *p = t->parent;
