@@ -868,6 +868,8 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "sec_ep_death_reply", sec_ep_death_reply },
 	{ "sec_dead_charge", sec_dead_charge },
 	{ "plat_recv_timeout", plat_recv_timeout },
+	{ "plat_death_notice", plat_death_notice },
+	{ "plat_client_dies_mid_fault", plat_client_dies_mid_fault },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },

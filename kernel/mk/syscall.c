@@ -392,6 +392,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		kc.endpoints = eps_live();
 		kc.frame_objs = (unsigned long)uvm_frames_in_use();
 		kc.caps = caps_live();
+		kc.notices = notices_live();
 		kc.kernel_faults = 0;  /* an unexpected kernel trap panics: none survive */
 		for (uint32_t i = 0; i < ncpus; i++)
 			if (__atomic_load_n(&cpus[i].rcu_next, __ATOMIC_RELAXED) ||
@@ -535,6 +536,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1)); break;
 	case SYS_TASK_CREATE: r = sys_task_create(t, A(0), A(1), A(2)); break;
 	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
+	case SYS_TASK_NOTIFY: r = sys_task_notify(t, A(0), A(1)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)
