@@ -9,10 +9,12 @@
  *   20 mk_lock    one spinlock (irqsave) over the derivation tree (cap
  *                 install, copy, mint, delete, revoke, transfer), object
  *                 reference counts and quotas, task and thread lifecycle
- *                 (create, start, kill, exit, reap), task waits and
- *                 fault-endpoint settings. Off the IPC paths: an IPC takes
- *                 it only when a cap may move (a transfer slot or a receive
- *                 slot is given) or for reply caps. Never held while user
+ *                 (create, start, kill, exit, reap), task waits,
+ *                 fault-endpoint settings and death notices (notice.c).
+ *                 Off the IPC paths: an IPC takes it only when a cap may
+ *                 move (a transfer slot or a receive slot is given), for
+ *                 reply caps, or to free a death notice it received (after
+ *                 the endpoint lock is dropped). Never held while user
  *                 code runs, while an mm cursor is held, or across a
  *                 context switch.
  *   30 endpoint   per endpoint (ep_lock): its queues and the IPC waits
