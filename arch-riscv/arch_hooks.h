@@ -11,6 +11,7 @@
 #include "trap.h"
 #include "usatp.h"
 #include "sbi.h"
+#include <patina/syscall.h>     /* TRAP_*: what arch_trap_kind decodes to */
 
 /* The per-hart pointer lives in tp. */
 static inline void arch_cpu_set(void *c)
@@ -67,6 +68,26 @@ static inline void arch_trap_frame_to_user(struct trap_frame *tf)
 static inline int arch_trap_irqs_were_on(const struct trap_frame *tf)
 {
 	return (tf->sstatus & SSTATUS_SPIE) != 0;
+}
+
+/* scause to TRAP_*: load/store/fetch page faults (12, 13, 15) are the
+ * ones the mm may resolve; access faults (PMP: 1, 5, 7) decode to the
+ * same kinds but never reach it. AMOs fault as stores. */
+static inline unsigned arch_trap_kind(const struct trap_frame *tf, int *page_fault)
+{
+	uint64_t c = tf->scause;
+	*page_fault = c == EXC_INST_PAGE_FAULT || c == EXC_LOAD_PAGE_FAULT ||
+		      c == EXC_STORE_PAGE_FAULT;
+	switch (c) {
+	case EXC_LOAD_PAGE_FAULT: case EXC_LOAD_ACCESS: return TRAP_READ_FAULT;
+	case EXC_STORE_PAGE_FAULT: case EXC_STORE_ACCESS: return TRAP_WRITE_FAULT;
+	case EXC_INST_PAGE_FAULT: case EXC_INST_ACCESS: return TRAP_EXEC_FAULT;
+	case EXC_ILLEGAL_INST: return TRAP_ILLEGAL;
+	case EXC_INST_MISALIGNED: case EXC_LOAD_MISALIGNED: case EXC_STORE_MISALIGNED:
+		return TRAP_MISALIGNED;
+	case EXC_BREAKPOINT: return TRAP_BREAKPOINT;
+	default: return TRAP_OTHER;
+	}
 }
 
 static inline uint64_t arch_current_pc(void)

@@ -19,6 +19,18 @@
 #define IRQ_S_SOFT    1
 #define IRQ_S_TIMER   5
 #define IRQ_S_EXT     9
+/* scause exception codes (interrupt bit clear). */
+#define EXC_INST_MISALIGNED  0
+#define EXC_INST_ACCESS      1
+#define EXC_ILLEGAL_INST     2
+#define EXC_BREAKPOINT       3
+#define EXC_LOAD_MISALIGNED  4
+#define EXC_LOAD_ACCESS      5
+#define EXC_STORE_MISALIGNED 6
+#define EXC_STORE_ACCESS     7
+#define EXC_INST_PAGE_FAULT  12
+#define EXC_LOAD_PAGE_FAULT  13
+#define EXC_STORE_PAGE_FAULT 15
 
 #define SATP_MODE_SHIFT 60
 #define SATP_MODE_BARE  0UL

@@ -55,6 +55,14 @@ static inline void arch_trap_init_hart(void);
 static inline void arch_trap_frame_to_user(struct trap_frame *tf);
 /* Nonzero when the context that took trap tf had interrupts enabled. */
 static inline int arch_trap_irqs_were_on(const struct trap_frame *tf);
+/* The exception user mode took in tf (not an interrupt, not a system
+ * call) in the ABI's words, the same on every ISA: a TRAP_* kind of
+ * patina/syscall.h (a read, write or exec fault, an illegal instruction,
+ * ...). *page_fault is set to 1 when it is a page fault the memory
+ * manager may resolve (the translation is missing or forbids the
+ * access), else 0 (faults of physical protection decode to the same
+ * read/write/exec kinds but are never resolved). */
+static inline unsigned arch_trap_kind(const struct trap_frame *tf, int *page_fault);
 /* The caller's program counter and frame pointer, for a backtrace. */
 static inline uint64_t arch_current_pc(void);
 static inline uint64_t arch_frame_pointer(void);

@@ -12,14 +12,16 @@
 
 #include <stdint.h>
 
-/* w[0]: faulting address. w[1]: FA_* access | raw scause << 8.
- * w[2]: the page's status word (FAULT_STATUS_*). w[3]: the faulting
- * thread's id (for the pager's log; not a capability). */
+/* w[0]: faulting address. w[1]: the access, one FA_* (the same on every
+ * ISA; the bits above FAULT_ACCESS are 0). w[2]: the page's status word
+ * (FAULT_STATUS_*). w[3]: the faulting thread's id (for the pager's log;
+ * not a capability). A client the pager does not resume ends with
+ * EXIT_TRAP(TRAP_READ_FAULT / TRAP_WRITE_FAULT / TRAP_EXEC_FAULT) for
+ * FA_READ / FA_WRITE / FA_EXEC (patina/syscall.h). */
 #define FA_READ  1u
 #define FA_WRITE 2u
 #define FA_EXEC  4u
 #define FAULT_ACCESS(w1)   ((unsigned)((w1) & 0xff))
-#define FAULT_SCAUSE(w1)   ((w1) >> 8)
 /* Status word: kind (enum region_kind) | prot << 8 | tag or slot << 16. */
 #define FAULT_STATUS_KIND(w2) ((unsigned)((w2) & 0xff))
 #define FAULT_STATUS_PROT(w2) ((unsigned)(((w2) >> 8) & 0xff))

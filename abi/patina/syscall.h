@@ -32,7 +32,7 @@ enum patina_sys {
 	                        * cap `give` (or SLOT_NONE) lands in its slot 4 (kernel and reply
 	                        * caps cannot be given there); spawn_ext adds arguments and the
 	                        * kernel and console caps (below) */
-	SYS_TASK_WAIT,         /* (task) -> exit status once the task is dead */
+	SYS_TASK_WAIT,         /* (task) -> exit status once the task is dead (EXIT_* below) */
 	SYS_TASK_KILL,         /* (task) */
 	SYS_TASK_REGION,       /* (task, dst): region cap for the task's whole user range */
 	SYS_CALL,              /* (ep, w0..w3, xfer): send, wait for the reply */
@@ -58,6 +58,17 @@ enum patina_sys {
 	                        * E_INVAL): E_TIMEDOUT if no message came first (10 ms resolution) */
 	SYS_CALL_TIMED,        /* as SYS_CALL, a6 = timeout: E_TIMEDOUT if no reply came first (the
 	                        * call is then over: a late reply finds no waiter) */
+	SYS_TASK_NOTIFY,       /* (task cap with R_CONTROL, endpoint cap with R_SEND or SLOT_NONE):
+	                        * when that task dies (exit, kill, trap) the kernel sends one
+	                        * MSG_DEATH message (below) on the endpoint with the cap's badge.
+	                        * One registration per (task, calling task): calling again
+	                        * replaces its endpoint and badge, SLOT_NONE cancels it (E_NOENT if
+	                        * there is none). Up to NOTIFY_WATCHERS_MAX tasks may watch one task
+	                        * (E_BUSY beyond). Each registration counts as one endpoint against
+	                        * the caller's endpoint quota (E_QUOTA; E_NOMEM: the kernel's pool
+	                        * is full) until its message is received, or it is cancelled, or
+	                        * nobody can receive on its endpoint any more (then it is dropped).
+	                        * E_DEAD: the task is not alive (registering only) */
 	SYS_COUNT
 };
 
@@ -80,6 +91,25 @@ struct spawn_ext {
 };
 #define SPAWN_ARGS_MAX 512
 #define SPAWN_ARGC_MAX 32
+
+/* Exit statuses (SYS_TASK_WAIT). A task that calls SYS_EXIT ends with the
+ * status it gives; the kernel ends tasks with these, the same numbers on
+ * every ISA. */
+#define EXIT_KILLED 137        /* SYS_TASK_KILL; an empty task nobody names; a spawn undone */
+/* A task killed by an exception one of its threads took that nobody
+ * resolved (no fault endpoint, a pager that answered FAULT_KILL or is gone,
+ * out of memory in a page fault) ends with EXIT_TRAP(kind): */
+enum patina_trap {
+	TRAP_READ_FAULT = 1,   /* a load the address space refused (unmapped, no read right) */
+	TRAP_WRITE_FAULT,      /* a store or atomic the address space refused */
+	TRAP_EXEC_FAULT,       /* an instruction fetch the address space refused */
+	TRAP_ILLEGAL,          /* an illegal or privileged instruction */
+	TRAP_MISALIGNED,       /* a misaligned access or jump the machine does not do */
+	TRAP_BREAKPOINT,       /* a breakpoint instruction */
+	TRAP_OTHER,            /* any other exception */
+};
+#define EXIT_TRAP(kind)    (128 + (int)(kind))
+#define EXIT_IS_TRAP(st)   ((st) > 128 && (st) <= 128 + TRAP_OTHER)
 
 /* A spawned task's quota, carved from its parent's: frames (data frames,
  * page-table pages and metadata), and the kernel objects it may hold at
@@ -135,6 +165,7 @@ struct kcounters {
 	unsigned long tasks, threads, endpoints, frame_objs, caps;
 	unsigned long kernel_faults;   /* unexpected kernel-mode traps survived: always 0 */
 	unsigned long rcu_busy;        /* harts with frees still deferred by RCU */
+	unsigned long notices;         /* death notices registered or waiting to be received */
 };
 
 /* IPC: number of message words in registers, and "no cap" for xfer slots. */
@@ -143,5 +174,17 @@ struct kcounters {
 
 /* a6 after a receive: bit 0 set when a cap arrived in recv_slot. */
 #define IPC_GOT_CAP 1
+
+/* A death notice (SYS_TASK_NOTIFY), received by SYS_RECV / SYS_REPLY_RECV /
+ * SYS_RECV_TIMED like a SYS_SEND (nothing to reply to): w0 = MSG_DEATH,
+ * w1 = the task's exit status (what SYS_TASK_WAIT returns: its SYS_EXIT
+ * status, EXIT_KILLED or EXIT_TRAP(kind)), w2 = the task's id (the kernel's
+ * task number, for logs: not a capability), w3 = 0; a5 = the badge of the
+ * endpoint cap given at registration, a6 = 0 (no cap). It is sent once the
+ * task is dead (its threads gone, its caps deleted: SYS_TASK_WAIT returns
+ * at once). A receive takes a waiting death notice before any waiting
+ * sender. */
+#define MSG_DEATH           0xd1edd1edUL
+#define NOTIFY_WATCHERS_MAX 8
 
 #endif

@@ -18,7 +18,8 @@
  * result and the reply words into thread->fault_result / fault_reply.
  * FAULT_RESUME retries the access; anything else, or E_DEAD (the pager
  * died, dropped the reply cap, or nobody can receive on the endpoint any
- * more), kills the task as an unhandled fault does (status 128 + scause).
+ * more), kills the task as an unhandled fault does (EXIT_TRAP(kind)).
+ * The message speaks of the access (FA_*), never of the ISA's causes.
  *
  * The kernel never calls a pager from inside a system call: a user copy
  * that hits pager-managed or swapped memory fails with E_FAULT
@@ -26,10 +27,6 @@
 #include "mk.h"
 #include "arch.h"
 #include <patina/pager.h>
-
-#define CAUSE_FETCH_PF 12
-#define CAUSE_LOAD_PF 13
-#define CAUSE_STORE_PF 15
 
 /* Needs mk_lock. Replace a setting (*slot, *badge: of t or of one of
  * its threads) with e and badge (e NULL: none); e's reference is the
@@ -129,18 +126,19 @@ static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge)
 	return th->task->fault_ep;
 }
 
-/* A user page fault uvm_fault could not resolve, in the current thread.
- * 0: return to user (the access is retried, or the thread was killed
+/* A user page fault uvm_fault could not resolve, in the current thread;
+ * kind is its TRAP_READ_FAULT, TRAP_WRITE_FAULT or TRAP_EXEC_FAULT
+ * (arch_trap_kind). 0: return to user (the access is retried, or the thread was killed
  * meanwhile and exits on the way out); -E_FAULT: no fault endpoint (the
  * caller kills as before); -E_DEAD: the pager is gone; -E_INVAL: the
  * pager answered FAULT_KILL or garbage. Needs: mk_lock NOT held. Takes
  * no global lock unless the call's reference on the endpoint turns out
  * to be the last one (ep_put_nolock). */
-int fault_to_pager(struct uframe *uf)
+int fault_to_pager(struct uframe *uf, unsigned kind)
 {
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
-	uint64_t cause = uf->tf.scause, va = uf->tf.stval, badge;
+	uint64_t va = uf->tf.stval, badge;
 	unsigned long f = spin_lock_irqsave(&t->fault_lock);
 	struct endpoint *e = fault_ep_of(me, &badge);
 	if (e)     /* ours for the call: a new setting cannot free it under us */
@@ -148,8 +146,8 @@ int fault_to_pager(struct uframe *uf)
 	spin_unlock_irqrestore(&t->fault_lock, f);
 	if (!e)
 		return -E_FAULT;
-	unsigned acc = cause == CAUSE_STORE_PF ? FA_WRITE : cause == CAUSE_FETCH_PF ? FA_EXEC : FA_READ;
-	uint64_t w[IPC_WORDS] = { va, acc | cause << 8, fault_status(t, va), (uint64_t)me->id };
+	unsigned acc = kind == TRAP_WRITE_FAULT ? FA_WRITE : kind == TRAP_EXEC_FAULT ? FA_EXEC : FA_READ;
+	uint64_t w[IPC_WORDS] = { va, acc, fault_status(t, va), (uint64_t)me->id };
 
 	irq_disable();
 	me->in_fault = IN_FAULT_CALL;

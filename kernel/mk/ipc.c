@@ -25,7 +25,16 @@
  * An endpoint counts the caps with R_RECV that name it (recv_caps). When
  * the last one goes nobody can ever receive there again: every queued
  * sender fails with E_DEAD at once, and so does every later send or call
- * (so a fault call to a dead pager kills its client instead of hanging). */
+ * (so a fault call to a dead pager kills its client instead of hanging).
+ *
+ * Death notices (notice.c) are messages the kernel sends: a notice sent
+ * when a receiver waits goes straight to it; otherwise it is queued on
+ * the endpoint (e->notices), and a receive takes queued notices before
+ * queued senders (a server learns of a death before it serves more
+ * calls; notices are few: one per registration, each received once). So
+ * notices are never queued while a receiver waits, and every path that
+ * makes a thread wait to receive looks at e->notices first (do_recv,
+ * SYS_REPLY_RECV's direct switch, the fast path's one extra test). */
 #include "mk.h"
 #include "failalloc.h"
 #include "kstring.h"
@@ -59,6 +68,7 @@ struct endpoint *ep_alloc(struct task *charge)
 		ep_lock(e);
 		e->senders = e->senders_tail = NULL;
 		e->receivers = e->receivers_tail = NULL;
+		e->notices = e->notices_tail = NULL;
 		__atomic_store_n(&e->recv_caps, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->refs, 1, __ATOMIC_RELAXED);
 		e->id = i;
@@ -160,9 +170,19 @@ static void fail_reply_waits(struct endpoint *e)
 	}
 }
 
+/* Needs e locked. Take e's queue of death notices off it (the caller
+ * frees them: notice_ep_gone). */
+static struct notice *notices_take(struct endpoint *e)
+{
+	struct notice *q = e->notices;
+	e->notices = e->notices_tail = NULL;
+	return q;
+}
+
 /* Needs mk_lock. Drop a reference; at zero every waiter fails E_DEAD
  * (queued senders and receivers, and callers waiting for a reply through
- * e) and the endpoint is free for ep_alloc (which runs under mk_lock too). */
+ * e), every death notice for e is freed (queued or registered) and the
+ * endpoint is free for ep_alloc (which runs under mk_lock too). */
 void ep_put(struct endpoint *e)
 {
 	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) > 0)
@@ -170,7 +190,9 @@ void ep_put(struct endpoint *e)
 	ep_lock(e);
 	fail_queued(e, -E_DEAD, 1);
 	fail_reply_waits(e);
+	struct notice *q = notices_take(e);
 	ep_unlock(e);
+	notice_ep_gone(e, q);
 	if (e->charged && e->charged->state != TASK_FREE && e->charged->gen == e->charged_gen)
 		e->charged->eps_used--;
 	e->charged = NULL;
@@ -220,9 +242,12 @@ void ipc_ep_cap_added(const struct cap *c)
  * sending or receiving through that very slot loses the authority it
  * waited with, so its wait fails with E_PERM now (revoke takes effect at
  * once, not at some later delivery). If it was the last cap that could
- * receive there, every queued sender fails with E_DEAD. */
+ * receive there, every queued sender fails with E_DEAD and every death
+ * notice for e (queued or registered) is freed. */
 void ipc_ep_cap_gone(const struct cap *c, long slot)
 {
+	struct notice *nq = NULL;
+	int gone = 0;
 	struct endpoint *e = c->o.ep;
 	ep_lock(e);
 	struct thread *q[2] = { e->senders, e->receivers };
@@ -238,9 +263,14 @@ void ipc_ep_cap_gone(const struct cap *c, long slot)
 			set_result(th, -E_PERM);
 			wake(th);
 		}
-	if ((c->rights & R_RECV) && __atomic_sub_fetch(&e->recv_caps, 1, __ATOMIC_RELAXED) == 0)
+	if ((c->rights & R_RECV) && __atomic_sub_fetch(&e->recv_caps, 1, __ATOMIC_RELAXED) == 0) {
 		fail_queued(e, -E_DEAD, 0);
+		nq = notices_take(e);
+		gone = 1;
+	}
 	ep_unlock(e);
+	if (gone)
+		notice_ep_gone(e, nq);
 }
 
 /* Needs irqs off, no endpoint lock held. Lock the endpoint thread c waits
@@ -406,10 +436,74 @@ static long do_send(struct thread *me, struct endpoint *e, int call, int tree)
 	return RET_KEEP;
 }
 
-/* Needs e locked (and mk_lock when tree); irqs off. Receive on e. Drops
- * the locks. */
+/* Needs: r is receiving on n's endpoint (waiting there, or running its
+ * receive) under that endpoint's lock. Put death notice n in r's result
+ * registers as a message with no cap. */
+static void notice_deliver(const struct notice *n, struct thread *r)
+{
+	struct trap_frame *tf = &r->uf->tf;
+	tf->regs[10] = 0;
+	for (int i = 0; i < IPC_WORDS; i++)
+		tf->regs[11 + i] = n->msg[i];
+	tf->regs[15] = n->badge;
+	tf->regs[16] = 0;
+}
+
+/* Needs mk_lock. n was registered on e (so e has not died: that frees
+ * it, under mk_lock too). Send death notice n on e, never blocking: a
+ * receiver waiting there gets it now and is woken (0: the caller frees n);
+ * else it is queued for the next receive (1: e holds it now); when
+ * nobody can ever receive on e it is dropped (0). */
+int ipc_notice_post(struct endpoint *e, struct notice *n)
+{
+	int kept = 0;
+	ep_lock(e);
+	struct thread *r = NULL;
+	if (!__atomic_load_n(&e->recv_caps, __ATOMIC_RELAXED)) {
+		;
+	} else if ((r = q_pop(&e->receivers, &e->receivers_tail))) {
+		notice_deliver(n, r);
+		wake(r);
+	} else {
+		n->state = N_QUEUED;
+		n->next = NULL;
+		if (e->notices_tail)
+			e->notices_tail->next = n;
+		else
+			e->notices = n;
+		e->notices_tail = n;
+		kept = 1;
+	}
+	ep_unlock(e);
+	return kept;
+}
+
+/* Needs e locked (and mk_lock when tree), irqs off, a death notice queued
+ * on e. me receives the first one at once (words and badge, no cap; no
+ * call to answer); drops the locks, then frees the notice under mk_lock. */
+static long recv_notice(struct thread *me, struct endpoint *e, int tree)
+{
+	struct notice *n = e->notices;
+	e->notices = n->next;
+	if (!e->notices)
+		e->notices_tail = NULL;
+	n->next = NULL;
+	n->state = N_TAKEN;
+	notice_deliver(n, me);
+	unlock_all(e, tree);
+	spin_lock(&mk_lock);
+	notice_free(n);
+	spin_unlock(&mk_lock);
+	return RET_KEEP;
+}
+
+/* Needs e locked (and mk_lock when tree); irqs off. Receive on e: a
+ * queued death notice first, then a queued sender, else wait. Drops the
+ * locks. */
 static long do_recv(struct thread *me, struct endpoint *e, int tree)
 {
+	if (e->notices)
+		return recv_notice(me, e, tree);
 	struct thread *s = q_pop(&e->senders, &e->senders_tail);
 	if (s) {
 		deliver(s, me);
@@ -723,7 +817,8 @@ static long sys_ipc_op(struct uframe *uf, long nr)
 		if (c && ipc_reply_waits(c, e, me->caller_seq)) {
 			me->caller = NULL;
 			set_reply(c, w);
-			if (!e->senders && sched_can_direct(this_rq(), c) && !ipc_block(me, e, B_RECV)) {
+			if (!e->senders && !e->notices && sched_can_direct(this_rq(), c) &&
+			    !ipc_block(me, e, B_RECV)) {
 				q_push(&e->receivers, &e->receivers_tail, me);
 				set_result(me, -E_DEAD);
 				block_and_run(me, e, c, tree);

@@ -10,8 +10,8 @@
  *   - SYS_CALL without a cap transfer, on an endpoint cap with R_SEND in a
  *     valid slot, whose endpoint has a receiver waiting;
  *   - SYS_REPLY_RECV with a valid (or no) receive slot, on an endpoint cap
- *     with R_RECV, no sender queued there, and a caller (not saved as a
- *     reply cap) waiting for our reply;
+ *     with R_RECV, no sender and no death notice queued there, and a
+ *     caller (not saved as a reply cap) waiting for our reply;
  *   - the caller is not being killed, and the partner was blocked in an
  *     IPC system call (ipc_user_resumable) and may run here now
  *     (sched_can_direct: affinity, no hart on its stack, no queued thread
@@ -125,7 +125,8 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 		fast_call(me, e, s.badge, p);
 	} else {
 		p = me->caller;
-		if (!(rights & R_RECV) || e->senders || !p || !ipc_reply_waits(p, e, me->caller_seq) ||
+		if (!(rights & R_RECV) || e->senders || e->notices || !p ||
+		    !ipc_reply_waits(p, e, me->caller_seq) ||
 		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
 		    !sched_as_ready(rq, p->task) || ipc_block(me, e, B_RECV))
 			goto slow;

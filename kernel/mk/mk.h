@@ -9,10 +9,12 @@
  *   20 mk_lock    one spinlock (irqsave) over the derivation tree (cap
  *                 install, copy, mint, delete, revoke, transfer), object
  *                 reference counts and quotas, task and thread lifecycle
- *                 (create, start, kill, exit, reap), task waits and
- *                 fault-endpoint settings. Off the IPC paths: an IPC takes
- *                 it only when a cap may move (a transfer slot or a receive
- *                 slot is given) or for reply caps. Never held while user
+ *                 (create, start, kill, exit, reap), task waits,
+ *                 fault-endpoint settings and death notices (notice.c).
+ *                 Off the IPC paths: an IPC takes it only when a cap may
+ *                 move (a transfer slot or a receive slot is given), for
+ *                 reply caps, or to free a death notice it received (after
+ *                 the endpoint lock is dropped). Never held while user
  *                 code runs, while an mm cursor is held, or across a
  *                 context switch.
  *   30 endpoint   per endpoint (ep_lock): its queues and the IPC waits
@@ -215,6 +217,7 @@ struct task {
 	struct endpoint *fault_ep;  /* task-wide fault endpoint (kernel-held reference), badge */
 	uint64_t fault_badge;
 	struct task *reap_next;
+	struct notice *notices;     /* death notices registered on us, not sent yet (notice.c; mk_lock) */
 };
 
 /* The endpoint lock (ep_lock) guards its queues and every IPC wait
@@ -229,9 +232,29 @@ struct endpoint {
 	int id;
 	struct thread *senders, *senders_tail;   /* blocked in send/call */
 	struct thread *receivers, *receivers_tail;
+	/* Death notices sent here and not received yet (notice.c): a receive
+	 * takes them before any sender; never queued while a receiver waits. */
+	struct notice *notices, *notices_tail;
 	int recv_caps;              /* caps with R_RECV naming it: at 0 nobody can receive, sends fail E_DEAD */
 	struct task *charged;       /* whose object quota pays for it */
 	uint32_t charged_gen;       /* ... if that task slot still holds it */
+};
+
+/* A death notice (notice.c): one SYS_TASK_NOTIFY registration and the
+ * message it becomes. mk_lock's, except while queued on an endpoint (that
+ * endpoint's lock) and once a receiver took it (that receiver's). */
+enum notice_state { N_FREE, N_REGISTERED, N_QUEUED, N_TAKEN };
+struct notice {
+	int state;                  /* enum notice_state */
+	struct task *watched;       /* N_REGISTERED: whose death it announces */
+	struct task *watcher;       /* who registered it (with watcher_gen: the pair's key) */
+	uint32_t watcher_gen;
+	struct endpoint *ep;        /* N_REGISTERED: where it goes (no reference: e's death frees it) */
+	uint64_t badge;
+	uint64_t msg[IPC_WORDS];    /* filled in at the death */
+	struct task *charged;       /* whose endpoint quota pays for it */
+	uint32_t charged_gen;       /* ... if that task slot still holds it */
+	struct notice *next;        /* watched's list, or the endpoint's queue */
 };
 
 /* Per-hart scheduler state. */
@@ -531,9 +554,18 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 
 /* --- fault.c: fault endpoints (pagers) --- */
 long sys_fault_ep_set(struct task *t, long target, long ep);
-int fault_to_pager(struct uframe *uf);               /* 0: retry the access; -E_FAULT: no pager; else kill */
+int fault_to_pager(struct uframe *uf, unsigned kind); /* 0: retry the access; -E_FAULT: no pager; else kill */
 void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
 void fault_ep_drop_task(struct task *t);             /* mk_lock held */
+
+/* --- notice.c: death notices (SYS_TASK_NOTIFY) --- */
+long sys_task_notify(struct task *t, long tslot, long eslot);
+void notice_task_dead(struct task *t);               /* mk_lock held; t just became TASK_DEAD: send its notices */
+void notice_free(struct notice *n);                  /* mk_lock held; n on no list: back to the pool, refunded */
+void notice_ep_gone(struct endpoint *e, struct notice *q); /* mk_lock held; nobody can receive on e: free q and e's registrations */
+void notice_recharge(struct task *from, struct task *to);  /* mk_lock held: notices paid by from */
+unsigned long notices_live(void);
+int ipc_notice_post(struct endpoint *e, struct notice *n); /* mk_lock held: 1 queued on e, 0 delivered or dropped */
 
 /* --- clone.c: copy-on-write clone of a range (fork) --- */
 long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats);

@@ -288,7 +288,7 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 		if (hc && child->cspace[SLOT_CONSOLE].type == CAP_NULL)
 			cap_install(&child->cspace[SLOT_CONSOLE], hc, hc);
 	} else {
-		task_exit(child, 137);
+		task_exit(child, EXIT_KILLED);
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
 	task_start(&sp);     /* a killed child's thread just exits */
@@ -338,7 +338,7 @@ static long sys_task_kill(struct task *t, long slot)
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *c = cap_lookup(t, slot, CAP_TASK, R_CONTROL, &err);
 	if (c)
-		task_exit(c->o.task, 137);
+		task_exit(c->o.task, EXIT_KILLED);
 	spin_unlock_irqrestore(&mk_lock, f);
 	return err;
 }
@@ -453,6 +453,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		kc.endpoints = eps_live();
 		kc.frame_objs = (unsigned long)uvm_frames_in_use();
 		kc.caps = caps_live();
+		kc.notices = notices_live();
 		kc.kernel_faults = 0;  /* an unexpected kernel trap panics: none survive */
 		for (uint32_t i = 0; i < ncpus; i++)
 			if (__atomic_load_n(&cpus[i].rcu_next, __ATOMIC_RELAXED) ||
@@ -598,6 +599,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1)); break;
 	case SYS_TASK_CREATE: r = sys_task_create(t, A(0), A(1), A(2)); break;
 	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
+	case SYS_TASK_NOTIFY: r = sys_task_notify(t, A(0), A(1)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)

@@ -343,7 +343,7 @@ void task_put(struct task *t)
 				self++;
 		}
 		if (t->refs == self)
-			task_exit(t, 137);
+			task_exit(t, EXIT_KILLED);
 	}
 	if (t->refs == 0 && t->state == TASK_DEAD) {
 		struct task *p = t->parent;
@@ -465,6 +465,7 @@ static void reap(struct task *t)
 	/* Endpoints and frames we paid for that others still name: our
 	 * parent, who holds our carve, pays on (and is refunded when they go). */
 	ep_recharge(t, p);
+	notice_recharge(t, p);
 	uvm_frames_inherit(t, p);
 	if (p)
 		quota_return(p, t);
@@ -485,6 +486,7 @@ static void reap(struct task *t)
 		sched_wake(w);
 		w = n;
 	}
+	notice_task_dead(t);      /* those watching us learn it now */
 	int status = t->exit_status, init = t->is_init;
 	task_put(t);
 	spin_unlock_irqrestore(&mk_lock, f);

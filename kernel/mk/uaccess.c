@@ -55,12 +55,13 @@ int uaccess_fixup(struct trap_frame *tf)
 	if (pc < (uint64_t)(uintptr_t)uaccess_copy ||
 	    pc >= (uint64_t)(uintptr_t)uaccess_copy_end)
 		return 0;
-	uint64_t cause = tf->scause;
-	if (cause != 13 && cause != 15 && cause != 5 && cause != 7)
+	int page_fault;
+	unsigned kind = arch_trap_kind(tf, &page_fault);
+	if (kind != TRAP_READ_FAULT && kind != TRAP_WRITE_FAULT)
 		return 0;
 	struct thread *th = cur_thread();
-	if ((cause == 13 || cause == 15) && th && th->task &&
-	    uvm_fault(th->task, tf->stval, cause == 15, 0) == 0)
+	if (page_fault && th && th->task &&
+	    uvm_fault(th->task, tf->stval, kind == TRAP_WRITE_FAULT, 0) == 0)
 		return 1;     /* resolved: retry the load/store */
 	__atomic_fetch_add(&uaccess_faults_fixed, 1, __ATOMIC_RELAXED);
 	tf->sepc = (uint64_t)(uintptr_t)uaccess_fault;

@@ -8,18 +8,25 @@
 #include "printk.h"
 
 #define CAUSE_ECALL_U 8
-#define CAUSE_FETCH_PF 12
-#define CAUSE_LOAD_PF 13
-#define CAUSE_STORE_PF 15
 
-static void kill_current_task(struct uframe *uf, const char *why)
+static const char *const trap_names[] = {
+	[TRAP_READ_FAULT] = "read fault", [TRAP_WRITE_FAULT] = "write fault",
+	[TRAP_EXEC_FAULT] = "exec fault", [TRAP_ILLEGAL] = "illegal instruction",
+	[TRAP_MISALIGNED] = "misaligned", [TRAP_BREAKPOINT] = "breakpoint",
+	[TRAP_OTHER] = "other exception",
+};
+
+/* The current thread took an exception of `kind` (TRAP_*, arch_trap_kind)
+ * that nobody resolves: its task ends with EXIT_TRAP(kind). Needs:
+ * mk_lock NOT held. Does not return. */
+static __attribute__((noreturn)) void kill_current_task(struct uframe *uf, unsigned kind, const char *why)
 {
 	struct thread *th = cur_thread();
-	printk("task %d: %s (scause %lu, stval %lx, pc %lx): killed\n", th->task->id, why,
-	       (unsigned long)uf->tf.scause, (unsigned long)uf->tf.stval,
+	printk("task %d: %s (%s, scause %lu, stval %lx, pc %lx): killed\n", th->task->id, why,
+	       trap_names[kind], (unsigned long)uf->tf.scause, (unsigned long)uf->tf.stval,
 	       (unsigned long)uf->tf.sepc);
 	unsigned long f = spin_lock_irqsave(&mk_lock);
-	task_exit(th->task, 128 + (int)(uf->tf.scause & 0x7f));
+	task_exit(th->task, EXIT_TRAP(kind));
 	spin_unlock_irqrestore(&mk_lock, f);
 	thread_exit();
 }
@@ -42,22 +49,23 @@ void user_trap(struct uframe *uf)
 		uf->tf.sepc += 4;
 		irq_enable();
 		syscall_dispatch(uf);
-	} else if (cause == CAUSE_FETCH_PF || cause == CAUSE_LOAD_PF || cause == CAUSE_STORE_PF) {
+	} else {
+		int page_fault;
+		unsigned kind = arch_trap_kind(&uf->tf, &page_fault);
 		irq_enable();
-		int err = uvm_fault(cur_thread()->task, uf->tf.stval, cause == CAUSE_STORE_PF,
-				    cause == CAUSE_FETCH_PF);
+		if (!page_fault)
+			kill_current_task(uf, kind, "exception");
+		int err = uvm_fault(cur_thread()->task, uf->tf.stval, kind == TRAP_WRITE_FAULT,
+				    kind == TRAP_EXEC_FAULT);
 		if (err == -E_FAULT) {
-			err = fault_to_pager(uf);
+			err = fault_to_pager(uf, kind);
 			if (err)
-				kill_current_task(uf, err == -E_FAULT ? "page fault nobody handles" :
+				kill_current_task(uf, kind, err == -E_FAULT ? "page fault nobody handles" :
 						  err == -E_DEAD ? "page fault, pager gone" :
 						  "page fault refused by the pager");
 		} else if (err) {
-			kill_current_task(uf, "out of memory in a page fault");
+			kill_current_task(uf, kind, "out of memory in a page fault");
 		}
-	} else {
-		irq_enable();
-		kill_current_task(uf, "exception");
 	}
 	return_to_user();
 }

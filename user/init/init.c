@@ -34,8 +34,8 @@ static int cmd_counters(int argc, char **argv)
 	long r = dbg(DBG_COUNTERS, (uint64_t)&kc, 0);
 	if (r)
 		return 1;
-	printf("free_frames %lu tasks %lu threads %lu endpoints %lu user_frames %lu caps %lu\n",
-	       kc.free_frames, kc.tasks, kc.threads, kc.endpoints, kc.frame_objs, kc.caps);
+	printf("free_frames %lu tasks %lu threads %lu endpoints %lu user_frames %lu caps %lu notices %lu\n",
+	       kc.free_frames, kc.tasks, kc.threads, kc.endpoints, kc.frame_objs, kc.caps, kc.notices);
 	return 0;
 }
 
@@ -109,7 +109,7 @@ static int cmd_leakcheck(int argc, char **argv)
 			   after.frame_objs - before.frame_objs <= (unsigned long)(grew > 0 ? grew : 0) &&
 			   after.tasks == before.tasks &&
 			   after.threads == before.threads && after.endpoints == before.endpoints &&
-			   after.caps == before.caps;
+			   after.caps == before.caps && after.notices == before.notices;
 		if (same) {
 			printf("leakcheck: counts back\n");
 			return 0;
@@ -120,11 +120,12 @@ static int cmd_leakcheck(int argc, char **argv)
 		while (rdtime() < t)
 			sys_yield();
 	}
-	printf("leakcheck: LEAK (the shell grew by %ld frames) frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld\n",
+	printf("leakcheck: LEAK (the shell grew by %ld frames) frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld notices %ld\n",
 	       (long)(me.lo - me0.lo), (long)(before.free_frames - after.free_frames),
 	       (long)(after.tasks - before.tasks),
 	       (long)(after.threads - before.threads), (long)(after.endpoints - before.endpoints),
-	       (long)(after.frame_objs - before.frame_objs), (long)(after.caps - before.caps));
+	       (long)(after.frame_objs - before.frame_objs), (long)(after.caps - before.caps),
+	       (long)(after.notices - before.notices));
 	return 1;
 }
 

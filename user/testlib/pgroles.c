@@ -15,7 +15,7 @@ long pg_task_new(long self, long dst, long quota)
 
 void pause_ms(long ms)
 {
-	uint64_t t = rdtime() + (uint64_t)ms * 10000;   /* 10 MHz timebase */
+	uint64_t t = rdtime() + (uint64_t)ms * (ticks_per_sec() / 1000);
 	while (rdtime() < t)
 		sys_yield();
 }

@@ -5,7 +5,8 @@
  * (ROLE_PG_CLIENT) whose task fault endpoint it is:
  *   1. the pager has received the client's fault and never answers (it
  *      waits in a call to us); we kill the pager: the client's fault call
- *      fails (E_DEAD) and the kernel kills the client (128 + scause);
+ *      fails (E_DEAD) and the kernel kills the client (EXIT_TRAP of its
+ *      read fault);
  *   2. the pager never receives, so the client's fault call is queued on
  *      the endpoint; we kill the pager: nobody can receive there any more,
  *      so the queued call fails at once and the client is killed.
@@ -95,7 +96,8 @@ static int round_once(int queued, char *why)
 	PK_CHECK(task_kill(pager) == 0, "kill the pager");
 	printf("pagerkill: pager killed%s\n", queued ? " (fault still queued)" : "");
 	long st = task_wait(client);
-	PK_CHECK(st == 128 + 13, "client ended with %ld, wanted %d (killed by its load fault)", st, 128 + 13);
+	PK_CHECK(st == EXIT_TRAP(TRAP_READ_FAULT), "client ended with %ld, wanted %d (killed by its read fault)",
+		 st, EXIT_TRAP(TRAP_READ_FAULT));
 	printf("pagerkill: client killed, status %ld\n", st);
 	st = task_wait(pager);
 	PK_CHECK(st == 137, "pager ended with %ld", st);

@@ -367,7 +367,8 @@ int mm_protect(char *why)
 	long r = mt_call(ch.ep, MT_WRITE, PV, 7, NULL);
 	CK(r != 0, "write to a read-only page went through");
 	r = child_end(&ch, 0);
-	CK(r == 128 + 15, "child status %ld, want a store page fault (143)", r);
+	CK(r == EXIT_TRAP(TRAP_WRITE_FAULT), "child status %ld, want a write fault (%d)", r,
+	   EXIT_TRAP(TRAP_WRITE_FAULT));
 	CK(*(volatile uint64_t *)OV == 6, "the refused write reached the frame");
 out:
 	child_end(&ch, 1);
@@ -406,7 +407,8 @@ int mm_unmap_other_hart(char *why)
 	long r = mt_call(ch.ep, MT_READ, PV, 0, &v);
 	CK(r != 0, "read after unmap went through (%lx)", v);
 	r = child_end(&ch, 0);
-	CK(r == 128 + 13, "child status %ld, want a load page fault (141)", r);
+	CK(r == EXIT_TRAP(TRAP_READ_FAULT), "child status %ld, want a read fault (%d)", r,
+	   EXIT_TRAP(TRAP_READ_FAULT));
 out:
 	return shared_child_done(&ch, f, &before, why);
 }
@@ -446,7 +448,9 @@ static int unmap_while_spinning_on(int hart, char *why)
 	uint64_t n1 = ov[1];
 	CK(n1 <= n0 + 1, "hart %d still writes through the unmapped page (%lu -> %lu)", hart, n0, n1);
 	long r = child_end(&ch, 0);
-	CK(r == 128 + 13 || r == 128 + 15, "child status %ld, want a page fault (141 or 143)", r);
+	CK(r == EXIT_TRAP(TRAP_READ_FAULT) || r == EXIT_TRAP(TRAP_WRITE_FAULT),
+	   "child status %ld, want a read or write fault (%d or %d)", r, EXIT_TRAP(TRAP_READ_FAULT),
+	   EXIT_TRAP(TRAP_WRITE_FAULT));
 out:
 	return shared_child_done(&ch, f, &before, why);
 }

@@ -164,7 +164,7 @@ static __attribute__((noinline)) void sec_touch_stack(void)
  * its own, and VMA nodes are charged by the frame), until one op reports
  * E_QUOTA; then each refused op is retried alone (it must not fit either).
  * Reports through the frame given at spawn (mapped at SEC_PT_SHARE_VA,
- * layout SEC_PT_* in uprog.h), then blocks for good. */
+ * layout SEC_PT_* in selftest.h), then blocks for good. */
 static int sec_pt(void)
 {
 	if (given_cap_type() != CAP_FRAME)
@@ -265,6 +265,7 @@ int child_main(long arg)
 	case ROLE_SEC_IPC_STORM: return sec_ipc_storm();
 	case ROLE_MM_TOUCH: return mm_touch_child(arg);
 	case ROLE_PG_CLIENT: case ROLE_PG_PAGER: return pg_role(arg);
+	case ROLE_DEATH_CHILD: case ROLE_DEATH_WATCHER: return death_role(arg);
 	}
 	return 100;
 }

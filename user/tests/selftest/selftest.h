@@ -60,6 +60,11 @@ int sec_ep_death_reply(char *why);
 int sec_dead_charge(char *why);
 /* IPC with timeouts (plat_ipc.c). */
 int plat_recv_timeout(char *why);
+/* Death notices (plat_death.c) and their child roles. */
+enum { ROLE_DEATH_CHILD = 120, ROLE_DEATH_WATCHER };
+int death_role(long arg);
+int plat_death_notice(char *why);
+int plat_client_dies_mid_fault(char *why);
 
 int pg_fault_message(char *why);
 int pg_fault_kill_reply(char *why);

@@ -533,7 +533,7 @@ static int t_isolation(char *why)
 	*(volatile uint64_t *)va = 0x5ec2e7;
 	long st;
 	CHECK(run_child(ROLE_PROBE | (va << 8), CHILD_FRAMES, &st) == 0, "spawn");
-	CHECK(st == 128 + 13, "probe exit %ld (50/51: reached caps, >=52: read our memory)", st);
+	CHECK(st == EXIT_TRAP(TRAP_READ_FAULT), "probe exit %ld (50/51: reached caps, >=52: read our memory)", st);
 	return 0;
 }
 
@@ -624,7 +624,7 @@ static int t_fault_kills_task_only(char *why)
 {
 	long st;
 	CHECK(run_child(ROLE_FAULT, CHILD_FRAMES, &st) == 0, "spawn");
-	CHECK(st == 128 + 15, "faulting child exit %ld", st);
+	CHECK(st == EXIT_TRAP(TRAP_WRITE_FAULT), "faulting child exit %ld", st);
 	return 0;
 }
 
@@ -646,7 +646,7 @@ static int t_quota(char *why)
 	settled_counters(&before);
 	long st;
 	CHECK(run_child(ROLE_HOG, 64, &st) == 0, "spawn");
-	CHECK(st == 128 + 15 || st == 12 || st == 11, "quota child exit %ld", st);
+	CHECK(st == EXIT_TRAP(TRAP_WRITE_FAULT) || st == 12 || st == 11, "quota child exit %ld", st);
 	CHECK(task_spawn_q(self_module(), ROLE_HOG, 40, QUOTA(0xffffffffL, 1, 0, 0), SLOT_NONE) == -E_QUOTA,
 	      "huge quota granted");
 	return counters_equal(&before, why);
@@ -851,6 +851,8 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "sec_ep_death_reply", sec_ep_death_reply },
 	{ "sec_dead_charge", sec_dead_charge },
 	{ "plat_recv_timeout", plat_recv_timeout },
+	{ "plat_death_notice", plat_death_notice },
+	{ "plat_client_dies_mid_fault", plat_client_dies_mid_fault },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },

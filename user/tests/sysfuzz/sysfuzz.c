@@ -22,7 +22,10 @@
  * A page init maps into each child carries its progress and its counts.
  * init itself checks kernel and console cap rights, pins one heartbeat
  * thread to each hart and ends the run if a hart (or a child) stops making
- * progress. At the end every kernel counter must be back where it was. */
+ * progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
+ * endpoint of its own, and after the round expects exactly one per child,
+ * with the status its wait returned. At the end every kernel counter must
+ * be back where it was. */
 #include "ulib.h"
 #include "testlib.h"
 
@@ -55,7 +58,7 @@ enum {
 	CK_THREAD_KILL, CK_TASK_CTL, CK_TASK_KILL,
 	CK_LATE_REVOKE, CK_TXN_REVOKE, CK_XT_REVOKED, CK_XT_RIGHTS, CK_IPC,
 	CK_P_GIVE_KERNEL, CK_P_KERNEL_RIGHTS, CK_P_CONSOLE_RIGHTS,
-	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE,
+	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE, CK_TASK_NOTIFY,
 	CK_SETUP,
 	NCK
 };
@@ -79,6 +82,7 @@ static const char *const ck_name[NCK] = {
 	"console cap used without the right",
 	"fault endpoint set without CONTROL", "empty task created without CONTROL",
 	"clone without QUERY+MAP on the source or MAP on the target",
+	"death notice asked for without CONTROL",
 	"fixture set-up",
 };
 
@@ -927,7 +931,15 @@ static void ck_control(uint64_t *s)
 {
 	long r;
 	cap_delete(O_TMP);
-	switch (rnd(s) % 8) {
+	switch (rnd(s) % 9) {
+	case 8:
+		/* A death notice of our own task, through a task cap without
+		 * CONTROL, to an endpoint we may send to. */
+		r = sc2(SYS_TASK_NOTIFY, O_TASK_NC, O_P_SO);
+		expect(CK_TASK_NOTIFY, r, E_PERM, 0);
+		if (r >= 0)
+			sc2(SYS_TASK_NOTIFY, O_TASK_NC, SLOT_NONE);
+		break;
 	case 4: {
 		/* A fault endpoint set through a task or thread cap without
 		 * CONTROL. (We hold no task cap with CONTROL here, so the
@@ -1389,6 +1401,7 @@ static long map_into(long task, uint64_t va, long frame)
 
 struct totals {
 	long calls, kids, killed, checks, ipc_ok, lends, revokes;
+	long notes, notes_bad;            /* death notices of children received; missing or wrong */
 	unsigned long viol[NCK], mism[NCK], stuck[NCK];
 	long code[NCK];
 };
@@ -1607,8 +1620,10 @@ int cmd_sysfuzz(int argc, char **argv)
 		int nk = 2 + (int)(rnd(&ps) % 2);
 		long left = (long)iters - tt.calls, budget = left < ROUND_CALLS ? left : ROUND_CALLS;
 		long assign[MAX_KIDS], em[MAX_KIDS];
-		long e = slot_alloc();
+		int notified[MAX_KIDS] = { 0 };
+		long e = slot_alloc(), dn = slot_alloc(), dm = slot_alloc();
 		long r = ep_create(e);
+		r = r ? r : ep_create(dn);     /* init's: each child's death notice comes here */
 		for (int i = 0; i < nk && !r; i++) {
 			em[i] = slot_alloc();
 			r = cap_mint(e, em[i], R_SEND | R_RECV | R_GRANT, (uint64_t)i + 1, 0, 0);
@@ -1639,6 +1654,17 @@ int cmd_sysfuzz(int argc, char **argv)
 				printf("sysfuzz: spawn failed: %s\n", err_name(r));
 				return 1;
 			}
+			/* Its death notice, badge i + 1; the registration needs
+			 * no cap of ours to stay (dn keeps the endpoint). */
+			r = cap_mint(dn, dm, R_SEND, (uint64_t)i + 1, 0, 0);
+			r = r ? r : sc2(SYS_TASK_NOTIFY, kid_task[i], dm);
+			notified[i] = !r;
+			if (r && r != -E_DEAD) {       /* E_DEAD: it died already */
+				printf("sysfuzz: death notice of child %d refused: %s\n", i, err_name(r));
+				tt.notes_bad++;
+			}
+			cap_delete(dm);
+			r = 0;
 		}
 		__atomic_fetch_add(&round_seq, 1, __ATOMIC_ACQ_REL);
 		watching = 1;
@@ -1647,6 +1673,29 @@ int cmd_sysfuzz(int argc, char **argv)
 		wait_round(assign, em, chaos_kid);
 		watching = 0;
 		int killed_by_us = tripped;
+		/* Every child we registered sent exactly one death notice, with
+		 * the status its wait returned (the waiters have all returned). */
+		int want = 0, seen[MAX_KIDS] = { 0 };
+		for (int i = 0; i < nk; i++)
+			want += notified[i];
+		for (int k = 0; k <= want; k++) {
+			uint64_t nw[4] = { 0 };
+			struct sysret m = ipc_timed(SYS_RECV_TIMED, dn, nw, SLOT_NONE, k < want ? 5 * 1000000 : 10000);
+			long i = m.a5 - 1;
+			if (k == want) {
+				if (m.a0 != -E_TIMEDOUT) {
+					printf("sysfuzz: a death notice too many (%ld, badge %ld)\n", m.a0, m.a5);
+					tt.notes_bad++;
+				}
+			} else if (m.a0 || (uint64_t)m.a1 != MSG_DEATH || i < 0 || i >= nk || !notified[i] ||
+				   seen[i]++ || m.a2 != kid_status[i]) {
+				printf("sysfuzz: death notice %d: %s w0 %lx badge %ld status %ld\n", k,
+				       err_name(m.a0), m.a1, m.a5, m.a2);
+				tt.notes_bad++;
+			} else {
+				tt.notes++;
+			}
+		}
 		long got = 0;
 		for (int i = 0; i < nk; i++) {
 			struct share *p = kid_share(i);
@@ -1660,7 +1709,7 @@ int cmd_sysfuzz(int argc, char **argv)
 				tt.killed++;
 				if (st == 137 && !killed_by_us && p->inflight == CK_TASK_KILL + 1) {
 					tt.viol[CK_TASK_KILL]++;
-				} else if (st == 128 + 13 && p->inflight == CK_TXN_REVOKE + 1) {
+				} else if (st == EXIT_TRAP(TRAP_READ_FAULT) && p->inflight == CK_TXN_REVOKE + 1) {
 					tt.viol[CK_TXN_REVOKE]++;     /* the page was mid-remap after the revoke */
 				} else {
 					printf("sysfuzz: child %ld ended with status %ld", tt.kids - nk + i + 1, st);
@@ -1676,6 +1725,9 @@ int cmd_sysfuzz(int argc, char **argv)
 		}
 		cap_delete(e);
 		slot_release(e);
+		cap_delete(dn);
+		slot_release(dn);
+		slot_release(dm);
 		tt.calls += got;
 		if (got == 0 && ++idle_rounds > 20)
 			fail = "no progress: the children make no calls";
@@ -1691,7 +1743,8 @@ int cmd_sysfuzz(int argc, char **argv)
 		settled_counters(&after);
 		same = after.free_frames == before.free_frames && after.tasks == before.tasks &&
 		       after.threads == before.threads && after.endpoints == before.endpoints &&
-		       after.frame_objs == before.frame_objs && after.caps == before.caps;
+		       after.frame_objs == before.frame_objs && after.caps == before.caps &&
+		       after.notices == before.notices;
 		if (rdtime() > until)
 			break;
 	}
@@ -1723,6 +1776,7 @@ int cmd_sysfuzz(int argc, char **argv)
 	printf("sysfuzz: %ld rounds, %ld child tasks (%ld killed)\n", rounds, tt.kids, tt.killed);
 	printf("sysfuzz: %ld authority checks; siblings: %ld IPC calls, %ld loans, %ld revoked\n",
 	       tt.checks, tt.ipc_ok, tt.lends, tt.revokes);
+	printf("sysfuzz: %ld death notices received, %ld missing or wrong\n", tt.notes, tt.notes_bad);
 	for (int c = 0; c < NCK; c++) {
 		if (tt.viol[c]) {
 			printf("sysfuzz: VIOLATION %s: %lu", ck_name[c], tt.viol[c]);
@@ -1737,15 +1791,16 @@ int cmd_sysfuzz(int argc, char **argv)
 	if (fail)
 		printf("sysfuzz: %s\n", fail);
 	if (!same)
-		printf("sysfuzz: LEAK frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld\n",
+		printf("sysfuzz: LEAK frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld notices %ld\n",
 		       (long)(before.free_frames - after.free_frames), (long)(after.tasks - before.tasks),
 		       (long)(after.threads - before.threads), (long)(after.endpoints - before.endpoints),
-		       (long)(after.frame_objs - before.frame_objs), (long)(after.caps - before.caps));
+		       (long)(after.frame_objs - before.frame_objs), (long)(after.caps - before.caps),
+		       (long)(after.notices - before.notices));
 	else
 		printf("sysfuzz: frame and object counts back to their starting values\n");
 	printf("sysfuzz: %ld calls, %lu kernel faults, %lu authority violations\n", tt.calls,
 	       after.kernel_faults, viol);
-	return after.kernel_faults || viol || mism || fail || tripped || !same ? 1 : 0;
+	return after.kernel_faults || viol || mism || fail || tripped || !same || tt.notes_bad ? 1 : 0;
 }
 
 int main(int argc, char **argv)
