@@ -137,6 +137,9 @@ long module_find(const char *name);
  * `quota` (QUOTA()), and our kernel and console caps handed over (those we
  * hold); its task cap lands in dst. 0 or the error. */
 long program_spawn(long module, int argc, char **argv, long quota, long dst);
+/* crc32.c: zlib's CRC-32 of len bytes at buf, continuing from crc (0 to
+ * start). */
+uint32_t crc32_update(uint32_t crc, const void *buf, size_t len);
 /* Print "usage: <usage>" and return 2: what a program does with an
  * unknown option or argument. */
 int prog_usage(const char *usage);
