@@ -42,7 +42,7 @@ static int probe(uint64_t arg)
 	struct region_op op = { .op = ROP_QUERY, .va = 0x30000000 };
 	if (region_txn(SLOT_GIVEN, 0x30000000, 0x30001000, &op, 1) != -E_BADCAP)
 		return 50;
-	for (long s = SLOT_GIVEN; s < CSPACE_SLOTS; s++) {
+	for (long s = SLOT_GIVEN; s < CSPACE_MAX_SLOTS; s++) {
 		struct cap_info ci;
 		if (cap_info(s, &ci) != -E_BADCAP || cap_copy(s, 63) != -E_BADCAP)
 			return 51;
@@ -249,7 +249,7 @@ static int sec_pt(void)
 /* Without the console cap no slot reaches the console. */
 static int sec_console(void)
 {
-	for (long s = -1; s <= CSPACE_SLOTS; s++) {
+	for (long s = -1; s <= CSPACE_MAX_SLOTS; s++) {
 		if (sc3(SYS_PUTS, s, "x", 1) != -E_BADCAP)
 			return 60;
 		if (sc1(SYS_GETC, s) != -E_BADCAP)
