@@ -281,6 +281,7 @@ int child_main(long arg)
 	case ROLE_FORK_CHILD: return forkdemo_child();
 	case ROLE_PG_CLIENT: case ROLE_PG_PAGER: return pg_role(arg);
 	case ROLE_SWAPDEMO: return swapdemo_client((uint64_t)arg);
+	case ROLE_PLAT_CSPACE: return plat_cspace_child();
 	}
 	return 100;
 }

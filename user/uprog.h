@@ -74,6 +74,11 @@ int sec_ep_death_reply(char *why);
 int sec_dead_charge(char *why);
 /* IPC with timeouts (plat_ipc.c). */
 int plat_recv_timeout(char *why);
+/* A CSpace that grows (plat_cspace.c); its child's role, numbered apart
+ * from the lists above. */
+enum { ROLE_PLAT_CSPACE = 200 };
+int plat_caps_2000(char *why);
+int plat_cspace_child(void);
 
 /* Fault endpoints and empty tasks (pager_tests.c, selftest names pg_*)
  * and the `pagerkill` command (pagerkill.c). Their child roles: */

@@ -870,6 +870,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "sec_ep_death_reply", sec_ep_death_reply },
 	{ "sec_dead_charge", sec_dead_charge },
 	{ "plat_recv_timeout", plat_recv_timeout },
+	{ "plat_caps_2000", plat_caps_2000 },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },
