@@ -44,14 +44,32 @@ enum cap_type {
 struct cap_info {
 	uint32_t type;
 	uint32_t rights;
-	uint64_t badge;
-	uint64_t lo, hi;      /* region: range; task: frames in use (data + PT pages), frame quota */
+	uint64_t badge;       /* endpoint: badge; task: the task's CSpace extent (below) */
+	uint64_t lo, hi;      /* region: range; task: frames in use (data + PT pages, CSpace
+	                       * chunks), frame quota */
 	uint64_t objects;     /* task: the object quota it has left to use or carve, as a
 	                       * QUOTA() word (threads, endpoints, tasks; each at most 255) */
 };
 
-/* CSpace size per task and the slots a new task starts with. */
-#define CSPACE_SLOTS   64
+/* A task's CSpace (cap table): slots 0 .. CSPACE_MAX_SLOTS - 1; any other
+ * number is -E_BADCAP. The first CSPACE_FIXED_SLOTS are part of every task
+ * and cost nothing. The others come in chunks of CSPACE_CHUNK_SLOTS
+ * (slots CSPACE_FIXED_SLOTS + k * CSPACE_CHUNK_SLOTS onwards), each one
+ * 4 KiB frame charged to the task's frame quota. A chunk is added when a
+ * slot in it is first named as the destination of a call that puts a cap
+ * there (copy, mint, create, spawn, frame alloc, reply save, ROP_EVICT,
+ * and the receive slot of SYS_RECV / SYS_REPLY_RECV), once that call's
+ * other checks passed; if it cannot be had the call fails with -E_QUOTA
+ * (frame quota) or -E_NOMEM (no memory) and nothing changed. A slot in a
+ * chunk not added yet is empty (lookups give -E_BADCAP). Chunks stay until
+ * the task is destroyed, which gives their frames and charges back.
+ * cap_info on a task cap reports in `badge` that task's extent: every slot
+ * at or above it is empty (CSPACE_FIXED_SLOTS until a chunk is added, then
+ * the end of the highest chunk), so a scan of a CSpace stops there. */
+#define CSPACE_MAX_SLOTS   16384
+#define CSPACE_FIXED_SLOTS 64
+#define CSPACE_CHUNK_SLOTS 32
+/* The slots a new task starts with. */
 #define SLOT_SELF_TASK 0
 #define SLOT_SELF_AS   1      /* region cap over the task's whole user range */
 #define SLOT_KERNEL    2      /* init at boot; a child its parent hands one (spawn_ext) */

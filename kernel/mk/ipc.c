@@ -334,7 +334,10 @@ void ipc_cancel(struct thread *me)
  * running then asked for it, so holds it). Move the message (and cap) of
  * sender s into receiver r's registers. The cap is re-checked now: the
  * sender's slot may have changed while it waited; a bad one is silently
- * not sent. */
+ * not sent, as is one whose receive slot is full by now. The receive
+ * slot's chunk was added when the receive started (sys_ipc; the fast
+ * path takes a receive slot only in a chunk that is there), so the
+ * cap_slot_free here allocates nothing. */
 static void deliver(struct thread *s, struct thread *r)
 {
 	struct trap_frame *tf = &r->uf->tf;
@@ -584,13 +587,18 @@ static long reply_cap_op(struct thread *me, long nr, long slot, const uint64_t *
 {
 	int err = 0;
 	if (nr == SYS_REPLY_SAVE) {
-		struct cap *d = cap_slot_free(me->task, slot, &err);
-		if (!d)
+		err = cap_slot_check(me->task, slot);
+		if (err)
 			return err;
 		struct thread *c = me->caller;
 		struct endpoint *e = c ? reply_lock(c, me->caller_seq) : NULL;
 		if (!e)
 			return -E_NOENT;
+		struct cap *d = cap_slot_free(me->task, slot, &err);   /* last: its chunk */
+		if (!d) {
+			ep_unlock(e);
+			return err;
+		}
 		struct cap nc = { .type = CAP_REPLY, .rights = R_SEND, .o.thread = c,
 				  .gen = c->gen, .seq = c->call_seq };
 		cap_install(d, &nc, NULL);
@@ -645,7 +653,7 @@ long ipc_fault_call(struct thread *me, struct endpoint *e, uint64_t badge, const
 static struct endpoint *ep_cap_lock(struct task *t, long slot, unsigned need, uint64_t *badge,
 				    unsigned *rights, int *err)
 {
-	if (slot < 0 || slot >= CSPACE_SLOTS) {
+	if (slot < 0 || slot >= CSPACE_MAX_SLOTS) {
 		*err = -E_BADCAP;
 		return NULL;
 	}
@@ -664,7 +672,7 @@ static struct endpoint *ep_cap_lock(struct task *t, long slot, unsigned need, ui
 			return NULL;
 		}
 		ep_lock(s.e);
-		if (ep_snap_holds(t, (unsigned long)slot, &s)) {
+		if (ep_snap_holds(&s)) {
 			*badge = s.badge;
 			*rights = s.rights;
 			return s.e;
@@ -786,8 +794,11 @@ static long sys_ipc_op(struct uframe *uf, long nr)
 		else if (!cap_transferable(xc))
 			err = -E_PERM;
 	}
-	if (e && !send && tree && (extra < 0 || extra >= CSPACE_SLOTS))
-		err = -E_BADCAP;
+	/* A receive slot: in range, and its chunk there from now on (added
+	 * now if need be, the last check), so a cap arriving later never
+	 * needs one. */
+	if (e && !send && tree)
+		err = cspace_grow(t, extra);
 	if (!e || err) {
 		if (e)
 			ep_unlock(e);

@@ -9,9 +9,11 @@
  * thing with nothing more to check:
  *   - SYS_CALL without a cap transfer, on an endpoint cap with R_SEND in a
  *     valid slot, whose endpoint has a receiver waiting;
- *   - SYS_REPLY_RECV with a valid (or no) receive slot, on an endpoint cap
- *     with R_RECV, no sender and no death notice queued there, and a
- *     caller (not saved as a reply cap) waiting for our reply;
+ *   - SYS_REPLY_RECV with a valid (or no) receive slot whose CSpace chunk
+ *     is there (the slow path adds a missing one first), on an endpoint cap
+ *     with R_RECV, no sender and no death
+ *     notice queued there, and a caller (not saved as a
+ *     reply cap) waiting for our reply;
  *   - the caller is not being killed, and the partner was blocked in an
  *     IPC system call (ipc_user_resumable) and may run here now
  *     (sched_can_direct: affinity, no hart on its stack, no queued thread
@@ -96,12 +98,13 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 		if (extra != (uint64_t)SLOT_NONE)
 			return h;
 	} else if (nr == SYS_REPLY_RECV) {
-		if (extra != (uint64_t)SLOT_NONE && extra >= CSPACE_SLOTS)
+		if (extra != (uint64_t)SLOT_NONE && extra >= CSPACE_FIXED_SLOTS &&
+		    (extra >= CSPACE_MAX_SLOTS || !cspace_chunk(this_rq()->cur->task, extra)))
 			return h;
 	} else {
 		return h;
 	}
-	if (slot >= CSPACE_SLOTS)
+	if (slot >= CSPACE_MAX_SLOTS)
 		return h;
 	struct rq *rq = this_rq();
 	struct thread *me = rq->cur;
@@ -113,7 +116,7 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 	struct endpoint *e = s.e;
 	unsigned rights = s.rights;
 	ep_lock(e);
-	if (!ep_snap_holds(t, slot, &s))
+	if (!ep_snap_holds(&s))
 		goto slow;
 	struct thread *p;
 	if (nr == SYS_CALL) {

@@ -21,8 +21,8 @@
  *                 through it; never two at once.
  *   40 cspace     task->cspace_lock: the slot fields a lookup reads
  *                 (cap_install and cap_delete write them under it, bumping
- *                 the slot's cseq; an IPC transfer installs under an
- *                 endpoint lock).
+ *                 the slot's sequence count; an IPC transfer installs under
+ *                 an endpoint lock), and the adding of CSpace chunks.
  *   50 fault      task->fault_lock: fault-endpoint settings (fault.c).
  *   60 rq         rq->lock, per-hart run queue; never two at once.
  *   70 asid, 80 frame_pool, 90 console: leaves outside the microkernel.
@@ -147,9 +147,19 @@ struct thread {
 
 enum task_state { TASK_FREE, TASK_ALIVE, TASK_DYING, TASK_DEAD };
 
+/* CSpace chunks (abi/patina/cap.h): CCHUNK_SLOTS caps and their sequence
+ * counts in one 4 KiB frame. */
+#define CCHUNK_SHIFT   5
+#define CCHUNK_SLOTS   (1 << CCHUNK_SHIFT)
+#define CSPACE_NCHUNKS ((CSPACE_MAX_SLOTS - CSPACE_FIXED_SLOTS) / CCHUNK_SLOTS)
+_Static_assert(CCHUNK_SLOTS == CSPACE_CHUNK_SLOTS, "chunk size");
+_Static_assert(CSPACE_FIXED_SLOTS % CCHUNK_SLOTS == 0 && CSPACE_MAX_SLOTS % CCHUNK_SLOTS == 0,
+	       "slot ranges in whole chunks");
+
 struct cap {
 	uint16_t type;              /* enum cap_type */
 	uint16_t rights;
+	uint32_t slot;              /* its slot number in owner's CSpace (fixed, like owner) */
 	uint64_t badge;
 	uint64_t lo, hi;            /* region range [lo, hi) */
 	uint32_t gen;               /* CAP_THREAD, CAP_REPLY: the thread's gen when the cap was made */
@@ -163,6 +173,12 @@ struct cap {
 	struct task *owner;         /* whose CSpace holds it */
 	struct cap *parent, *child, *next, *prev; /* derivation tree */
 };
+
+struct cchunk {
+	struct cap cap[CCHUNK_SLOTS];
+	uint32_t seq[CCHUNK_SLOTS];
+};
+_Static_assert(sizeof(struct cchunk) <= 4096, "a CSpace chunk is one frame");
 
 struct task {
 	int state;                  /* enum task_state */
@@ -183,10 +199,21 @@ struct task {
 	uint32_t tlb_gen;           /* moves on at each flush of this AS (uvm.c) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
 	struct thread *threads;
-	struct cap cspace[CSPACE_SLOTS];
+	/* The CSpace (cap.c): slots below CSPACE_FIXED_SLOTS here, the others
+	 * in chunks (struct cchunk) added as they are first needed. */
+	struct cap cspace[CSPACE_FIXED_SLOTS];
 	/* Per-slot sequence counts, odd while cap_install or cap_delete writes
 	 * the slot: IPC reads an endpoint cap with no lock (ep_cap_lock). */
-	uint32_t cseq[CSPACE_SLOTS];
+	uint32_t cseq[CSPACE_FIXED_SLOTS];
+	/* Chunk k holds slots CSPACE_FIXED_SLOTS + k * CSPACE_CHUNK_SLOTS on.
+	 * While the task lives a pointer only goes from NULL to a chunk
+	 * (stored with release order under cspace_lock, read with acquire
+	 * order and no lock), so a reader with no lock never sees one go;
+	 * the reaper frees them (cspace_clear) once no thread of the task
+	 * runs. cextent: the end of the highest chunk (CSPACE_FIXED_SLOTS
+	 * with none), also only growing. */
+	struct cchunk *cchunk[CSPACE_NCHUNKS];
+	long cextent;
 	/* Guards what a lookup reads of a slot (type, rights, range, object):
 	 * cap_install and cap_delete write those under it, so a region
 	 * transaction can decode its caps without mk_lock. A leaf lock: taken
@@ -416,9 +443,17 @@ void quota_release_pt(struct task *t, long n);
 int quota_init(void);                                 /* the per-hart reserves; 0 or -E_NOMEM */
 extern struct task tasks[MAX_TASKS];
 
-/* --- cap.c (mk_lock held for all) --- */
+/* --- cap.c (mk_lock held for all, unless said otherwise) --- */
 struct cap *cap_lookup(struct task *t, long slot, int type, unsigned rights, int *err);
-struct cap *cap_slot_free(struct task *t, long slot, int *err);
+int cap_slot_check(struct task *t, long slot);        /* mk_lock or t's cspace_lock: 0, -E_BADCAP, -E_EXIST */
+struct cap *cap_slot_free(struct task *t, long slot, int *err);  /* check, then grow: the slot to fill */
+int cspace_prepare(struct task *t, long slot, struct cchunk **spare);  /* any lock or none */
+void cspace_unprepare(struct task *t, struct cchunk *spare);           /* any lock or none */
+struct cap *cspace_commit(struct task *t, long slot, struct cchunk *spare);  /* t's cspace_lock NOT held */
+int cspace_grow(struct task *t, long slot);           /* t's cspace_lock NOT held */
+long cspace_extent(const struct task *t);             /* any lock or none */
+void cspace_init(struct task *t);                     /* a new task's empty CSpace */
+int cspace_self_refs(const struct task *t);           /* caps of t naming t (task, region) */
 void cap_install(struct cap *dst, const struct cap *proto, struct cap *parent);
 void cap_delete(struct cap *c);
 void cap_revoke(struct cap *c);
@@ -479,34 +514,70 @@ static inline __attribute__((always_inline)) int ipc_block(struct thread *me, st
 }
 /* An endpoint cap read with no lock (ipc.c ep_cap_lock, ipc_fast.c). */
 struct ep_snap {
-	uint32_t seq;               /* the slot's sequence count at the read */
+	const uint32_t *sq;         /* the slot's sequence count */
+	uint32_t seq;               /* its value at the read */
 	unsigned type, rights;
 	uint64_t badge;
 	struct endpoint *e;         /* meaningful when type is CAP_ENDPOINT */
 };
-/* Needs: slot in range. Read t's cap in slot between two looks at the
- * slot's sequence count (cap.c slot_write_*): 0 when both were the same
- * even value, so *s is one cap as installed (of any type); -1 when the
- * slot was being written or changed meanwhile (read again or give up). */
+/* Needs: slot >= CSPACE_FIXED_SLOTS and < CSPACE_MAX_SLOTS; any lock or
+ * none. The chunk of t holding slot, or NULL while it has not been added
+ * (the slot is empty). The acquire pairs with the release that published
+ * it (cap.c): its contents are seen as initialised. */
+static inline __attribute__((always_inline))
+struct cchunk *cspace_chunk(const struct task *t, unsigned long slot)
+{
+	return __atomic_load_n(&t->cchunk[(slot - CSPACE_FIXED_SLOTS) >> CCHUNK_SHIFT],
+			       __ATOMIC_ACQUIRE);
+}
+/* A sequence count that stays 0: the one of a slot whose chunk is not
+ * there (cap.c). */
+extern const uint32_t cseq_absent;
+/* Needs: slot < CSPACE_MAX_SLOTS. Read t's cap in slot between two looks
+ * at the slot's sequence count (cap.c slot_write_*): 0 when both were the
+ * same even value, so *s is one cap as installed (of any type, CAP_NULL
+ * for a slot in a chunk not added yet); -1 when the slot was being
+ * written or changed meanwhile (read again or give up). A slot below
+ * CSPACE_FIXED_SLOTS costs one compare more than a fixed table did. */
 static inline __attribute__((always_inline))
 int ep_snap_read(const struct task *t, unsigned long slot, struct ep_snap *s)
 {
-	const struct cap *c = &t->cspace[slot];
-	s->seq = __atomic_load_n(&t->cseq[slot], __ATOMIC_ACQUIRE);
+	const struct cap *c;
+	const uint32_t *sq;
+	if (__builtin_expect(slot < CSPACE_FIXED_SLOTS, 1)) {
+		c = &t->cspace[slot];
+		sq = &t->cseq[slot];
+	} else {
+		const struct cchunk *k = cspace_chunk(t, slot);
+		if (!k) {
+			s->sq = &cseq_absent;
+			s->seq = 0;
+			s->type = CAP_NULL;
+			s->rights = 0;
+			s->badge = 0;
+			s->e = NULL;
+			return 0;
+		}
+		unsigned long i = (slot - CSPACE_FIXED_SLOTS) & (CCHUNK_SLOTS - 1);
+		c = &k->cap[i];
+		sq = &k->seq[i];
+	}
+	s->sq = sq;
+	s->seq = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
 	s->type = c->type;
 	s->rights = c->rights;
 	s->badge = c->badge;
 	s->e = c->o.ep;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return (s->seq & 1) || __atomic_load_n(&t->cseq[slot], __ATOMIC_RELAXED) != s->seq ? -1 : 0;
+	return (s->seq & 1) || __atomic_load_n(sq, __ATOMIC_RELAXED) != s->seq ? -1 : 0;
 }
 /* Needs s->e locked (taken after ep_snap_read). Whether the slot is still
  * as read: then a delete of that cap comes after us (it takes the
  * endpoint lock after changing the slot) and finds whatever we leave. */
 static inline __attribute__((always_inline))
-int ep_snap_holds(const struct task *t, unsigned long slot, const struct ep_snap *s)
+int ep_snap_holds(const struct ep_snap *s)
 {
-	return __atomic_load_n(&t->cseq[slot], __ATOMIC_RELAXED) == s->seq;
+	return __atomic_load_n(s->sq, __ATOMIC_RELAXED) == s->seq;
 }
 /* Needs e locked. Whether thread c waits through e for the reply to its
  * call `seq` (the wait's endpoint stays the same for the whole call). */

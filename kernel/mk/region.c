@@ -212,7 +212,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 			 (op->arg < 0 || (uint64_t)op->arg > MM_STATUS_ARG_MAX))
 			err = -E_INVAL;
 		else if (op->op == ROP_EVICT) {
-			cap_slot_free(t, op->arg, &err);
+			err = cap_slot_check(t, op->arg);
 			for (long j = 0; !err && j < i; j++)
 				if (ops[j].op == ROP_EVICT && ops[j].arg == op->arg)
 					err = -E_EXIST;
@@ -244,7 +244,25 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 			uvm_frame_get(frame_pa[i]);
 	cspace_decode_unlock(t, f);
 	err = task_txn_try_begin(target);
+	int began = !err;
+	/* The CSpace chunks of the ROP_EVICT slots, after every other check
+	 * and all or none: a frame an eviction takes then always finds its
+	 * slot's chunk there. */
+	struct cchunk *spare[REGION_MAX_OPS];
+	for (long i = 0; i < n; i++)
+		spare[i] = NULL;
+	for (long i = 0; !err && i < n; i++)
+		if (ops[i].op == ROP_EVICT)
+			err = cspace_prepare(t, ops[i].arg, &spare[i]);
+	for (long i = 0; i < n; i++) {
+		if (err)
+			cspace_unprepare(t, spare[i]);
+		else if (spare[i])
+			cspace_commit(t, ops[i].arg, spare[i]);
+	}
 	if (err) {
+		if (began)
+			task_txn_end(target);
 		for (long i = 0; i < n; i++)
 			if (frame_pa[i]) {
 				uvm_frame_unmapped(frame_pa[i]);

@@ -55,10 +55,11 @@ static long sys_cap_copy_mint(struct task *t, long src, long dst, int mint, unsi
 	int err = 0;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *s = cap_lookup(t, src, 0, 0, &err);
-	struct cap *d = s ? cap_slot_free(t, dst, &err) : NULL;
-	if (d && s->type == CAP_REPLY)
-		err = -E_PERM, d = NULL;   /* one shot, bound to one call: never copied */
-	if (d) {
+	if (s)
+		err = cap_slot_check(t, dst);
+	if (!err && s->type == CAP_REPLY)
+		err = -E_PERM;   /* one shot, bound to one call: never copied */
+	if (!err) {
 		struct cap nc = *s;
 		if (mint) {
 			if (s->type != CAP_REGION) {
@@ -75,7 +76,9 @@ static long sys_cap_copy_mint(struct task *t, long src, long dst, int mint, unsi
 			if (badge)
 				nc.badge = badge;
 		}
-		if (!err) {
+		/* Last: the slot's chunk, if it is not there yet. */
+		struct cap *d = err ? NULL : cap_slot_free(t, dst, &err);
+		if (d) {
 			cap_get_obj(&nc);
 			cap_install(d, &nc, s);
 		}
@@ -116,12 +119,14 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 		ci.lo = c->lo;
 		ci.hi = c->hi;
 		if (c->type == CAP_TASK) {
-			/* What the task uses of its frame quota, and the quota. */
+			/* What the task uses of its frame quota, and the quota;
+			 * its CSpace extent. */
 			struct task *k = c->o.task;
 			ci.lo = (uint64_t)(quota_frames_used(k) +
 					   (long)__atomic_load_n(&k->as.nr_frames, __ATOMIC_RELAXED));
 			ci.hi = (uint64_t)k->frame_quota;
-			/* Each field saturates at 255, the most a quota word carves. */
+			ci.badge = (uint64_t)cspace_extent(k);
+			/* Objects: each field saturates at 255, the most a quota word carves. */
 			int th = k->thread_quota - k->threads_used, ep = k->ep_quota - k->eps_used,
 			    tk = k->task_quota - k->tasks_used;
 			ci.objects = (uint64_t)QUOTA(0, th > 255 ? 255 : th, ep > 255 ? 255 : ep,
@@ -136,17 +141,22 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 
 static long sys_ep_create(struct task *t, long dst)
 {
-	int err = 0;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
-	struct cap *d = cap_slot_free(t, dst, &err);
-	if (d) {
-		struct endpoint *e = t->eps_used >= t->ep_quota ? NULL : ep_alloc(t);
+	struct cchunk *spare = NULL;
+	int err = cap_slot_check(t, dst);
+	if (!err && t->eps_used >= t->ep_quota)
+		err = -E_QUOTA;
+	if (!err)
+		err = cspace_prepare(t, dst, &spare);   /* the slot's chunk, published below */
+	if (!err) {
+		struct endpoint *e = ep_alloc(t);
 		if (!e) {
-			err = t->eps_used >= t->ep_quota ? -E_QUOTA : -E_NOMEM;
+			err = -E_NOMEM;
+			cspace_unprepare(t, spare);
 		} else {
 			struct cap nc = { .type = CAP_ENDPOINT, .rights = R_SEND | R_RECV | R_GRANT,
 					  .o.ep = e };
-			cap_install(d, &nc, NULL);
+			cap_install(cspace_commit(t, dst, spare), &nc, NULL);
 		}
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
@@ -155,9 +165,8 @@ static long sys_ep_create(struct task *t, long dst)
 
 static long sys_frame_alloc(struct task *t, long dst)
 {
-	int err = 0;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
-	cap_slot_free(t, dst, &err);
+	int err = cap_slot_check(t, dst);
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (err)
 		return err;
@@ -187,21 +196,24 @@ static long sys_thread_create(struct task *t, long tslot, uint64_t pc, uint64_t 
 		return -E_INVAL;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *tc = cap_lookup(t, tslot, CAP_TASK, R_CONTROL, &err);
-	struct cap *d = tc ? cap_slot_free(t, dst, &err) : NULL;
+	if (tc)
+		err = cap_slot_check(t, dst);
 	struct task *target = tc ? tc->o.task : NULL;
 	struct thread *th = NULL;
-	if (d && target->state != TASK_ALIVE)
+	struct cchunk *spare = NULL;
+	if (!err && target->state != TASK_ALIVE)
 		err = -E_DEAD;
-	else if (d && prio > target->mcp)
+	else if (!err && prio > target->mcp)
 		err = -E_PERM;      /* priority is carved like a quota: no level above the task's mcp */
-	else if (d)
-		th = thread_alloc(target, &err);    /* the target's thread quota */
+	else if (!err && !(err = cspace_prepare(t, dst, &spare)) &&   /* dst's chunk, published below */
+		 !(th = thread_alloc(target, &err)))     /* the target's thread quota */
+		cspace_unprepare(t, spare);
 	if (th) {
 		err = 0;
 		th->affinity = hart;
 		th->prio = prio;
 		struct cap nc = { .type = CAP_THREAD, .rights = R_ALL, .o.thread = th, .gen = th->gen };
-		cap_install(d, &nc, NULL);
+		cap_install(cspace_commit(t, dst, spare), &nc, NULL);
 		th->refs++;     /* ours until it is started: the cap may go meanwhile */
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
@@ -248,7 +260,7 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *kc = cap_lookup(t, kslot, CAP_KERNEL, R_CONTROL, &err);
 	if (kc)
-		cap_slot_free(t, dst, &err);
+		err = cap_slot_check(t, dst);
 	struct cap *gc = NULL, *hk, *hc;
 	if (!err && give != SLOT_NONE && (gc = cap_lookup(t, give, 0, 0, &err)) &&
 	    !cap_transferable(gc))
@@ -266,14 +278,15 @@ static long sys_task_spawn(struct task *t, long kslot, long module, uint64_t arg
 	/* Both caps exist before the child runs: it cannot die and be reaped
 	 * before we hold it, and finds its given cap from its first step. */
 	f = spin_lock_irqsave(&mk_lock);
-	struct cap *d = cap_slot_free(t, dst, &err);
-	struct cap *g = NULL;
-	if (d && give != SLOT_NONE && !(g = cap_lookup(t, give, 0, 0, &err)))
-		d = NULL;
-	else if (g && !cap_transferable(g))
-		err = -E_PERM, d = NULL;
-	if (d && (err = spawn_handed_caps(t, &args, &hk, &hc)))
-		d = NULL;
+	struct cap *d = NULL, *g = NULL;
+	err = cap_slot_check(t, dst);
+	if (!err && give != SLOT_NONE && (g = cap_lookup(t, give, 0, 0, &err)) &&
+	    !cap_transferable(g))
+		err = -E_PERM;
+	if (!err)
+		err = spawn_handed_caps(t, &args, &hk, &hc);
+	if (!err)
+		d = cap_slot_free(t, dst, &err);    /* last: dst's chunk, if need be */
 	if (d) {
 		struct cap nc = { .type = CAP_TASK, .rights = R_ALL, .o.task = child };
 		cap_get_obj(&nc);

@@ -287,8 +287,7 @@ static struct task *task_create(struct task *parent, const struct quota *q, int 
 	t->ep_quota = q->eps;
 	t->task_quota = q->tasks;
 	t->mcp = q->mcp;
-	for (int i = 0; i < CSPACE_SLOTS; i++)
-		t->cspace[i].owner = t;
+	cspace_init(t);
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (uvm_as_create(t)) {
 		f = spin_lock_irqsave(&mk_lock);
@@ -335,16 +334,9 @@ void task_put(struct task *t)
 	/* An empty task (SYS_TASK_CREATE, no thread yet) that no cap outside
 	 * its own CSpace names can never be given a thread: it dies now
 	 * rather than pin its slot and quota for good. */
-	if (t->state == TASK_ALIVE && t->nthreads == 0 && t->refs <= CSPACE_SLOTS) {
-		int self = 0;
-		for (int i = 0; i < CSPACE_SLOTS; i++) {
-			const struct cap *c = &t->cspace[i];
-			if ((c->type == CAP_TASK || c->type == CAP_REGION) && c->o.task == t)
-				self++;
-		}
-		if (t->refs == self)
-			task_exit(t, EXIT_KILLED);
-	}
+	if (t->state == TASK_ALIVE && t->nthreads == 0 && t->refs <= cspace_extent(t) &&
+	    t->refs == cspace_self_refs(t))
+		task_exit(t, EXIT_KILLED);
 	if (t->refs == 0 && t->state == TASK_DEAD) {
 		struct task *p = t->parent;
 		if (p && p->state != TASK_FREE && p->gen == t->parent_gen)
@@ -642,7 +634,7 @@ long sys_task_create(struct task *t, long self, long dst, long quota)
 	if (sc && sc->o.task != t)
 		err = -E_INVAL;
 	if (!err)
-		cap_slot_free(t, dst, &err);
+		err = cap_slot_check(t, dst);
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (err)
 		return err;

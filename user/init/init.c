@@ -57,9 +57,12 @@ static int cmd_leakcheck(int argc, char **argv)
 	struct cap_info me0, me;
 	settled_counters(&before);
 	cap_info(SLOT_SELF_TASK, &me0);
-	static unsigned char had[CSPACE_SLOTS];
-	for (int s = 0; s < CSPACE_SLOTS; s++)
-		had[s] = cap_info(s, &me) == 0 && me.type != CAP_NULL;
+	/* Slots at or above our CSpace extent (cap_info's badge) are empty. */
+	static uint64_t had[CSPACE_MAX_SLOTS / 64];
+	memset(had, 0, sizeof had);
+	for (long s = 0; s < (long)me0.badge && s < CSPACE_MAX_SLOTS; s++)
+		if (cap_info(s, &me) == 0 && me.type != CAP_NULL)
+			had[s / 64] |= 1UL << (s % 64);
 	for (int i = 1; i < argc;) {
 		char line[LINE_MAX];
 		size_t n = 0;
@@ -83,8 +86,10 @@ static int cmd_leakcheck(int argc, char **argv)
 	if (k >= 0)
 		printf("leakcheck: %ld allocations counted\n", k);
 	int dropped = 0;
-	for (int s = 0; s < CSPACE_SLOTS; s++) {
-		if (had[s] || cap_info(s, &me) || me.type == CAP_NULL)
+	cap_info(SLOT_SELF_TASK, &me);
+	long extent = (long)me.badge < CSPACE_MAX_SLOTS ? (long)me.badge : CSPACE_MAX_SLOTS;
+	for (long s = 0; s < extent; s++) {
+		if ((had[s / 64] >> (s % 64) & 1) || cap_info(s, &me) || me.type == CAP_NULL)
 			continue;
 		if (me.type == CAP_TASK && (me.rights & R_CONTROL)) {
 			task_kill(s);

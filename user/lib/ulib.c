@@ -16,18 +16,29 @@ int parse_ulong(const char *s, unsigned long *out)
 	return 0;
 }
 
-static uint64_t slots_used = (1UL << SLOT_FIRST_FREE) - 1;
+/* One bit per slot, set while it is handed out. The lowest free one is
+ * taken, so a task's slots stay in its fixed slots and its first CSpace
+ * chunks (abi/patina/cap.h) as long as it holds few caps. */
+static uint64_t slots_used[CSPACE_MAX_SLOTS / 64] = { (1UL << SLOT_FIRST_FREE) - 1 };
 long slot_alloc(void)
 {
-	for (long i = SLOT_FIRST_FREE; i < CSPACE_SLOTS; i++)
-		if (!(__atomic_fetch_or(&slots_used, 1UL << i, __ATOMIC_ACQ_REL) & (1UL << i)))
-			return i;
+	for (long w = 0; w < CSPACE_MAX_SLOTS / 64; w++) {
+		uint64_t v = __atomic_load_n(&slots_used[w], __ATOMIC_RELAXED);
+		for (long b = 0; ~v && b < 64; b++) {
+			uint64_t bit = 1UL << b;
+			if (v & bit)
+				continue;
+			v = __atomic_fetch_or(&slots_used[w], bit, __ATOMIC_ACQ_REL);
+			if (!(v & bit))
+				return w * 64 + b;
+		}
+	}
 	return -E_NOMEM;
 }
 void slot_release(long s)
 {
-	if (s >= SLOT_FIRST_FREE && s < CSPACE_SLOTS)
-		__atomic_fetch_and(&slots_used, ~(1UL << s), __ATOMIC_ACQ_REL);
+	if (s >= SLOT_FIRST_FREE && s < CSPACE_MAX_SLOTS)
+		__atomic_fetch_and(&slots_used[s / 64], ~(1UL << (s % 64)), __ATOMIC_ACQ_REL);
 }
 
 long mem_reserve(uint64_t va, uint64_t len)

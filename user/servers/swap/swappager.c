@@ -4,8 +4,9 @@
  * anonymous memory. One pager thread serves every fault in turn, so its
  * state needs no locks. See docs/pagers.md, "The swap pager".
  *
- * Frames are not held as caps for long (a CSpace has 64 slots): a
- * resident page's frame is owned by the client's mapping alone. Up to
+ * Frames are not held as caps for long (each cap slot past the fixed
+ * ones costs CSpace room charged to the pager's quota): a resident
+ * page's frame is owned by the client's mapping alone. Up to
  * SP_BATCH free frames (fresh from SYS_FRAME_ALLOC, or evicted together)
  * sit in cap slots, each mapped at a scratch page of ours to copy it; a
  * fault fills one there, maps it into the client and drops the cap. */

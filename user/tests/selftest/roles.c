@@ -30,7 +30,7 @@ static int probe(uint64_t arg)
 	struct region_op op = { .op = ROP_QUERY, .va = 0x30000000 };
 	if (region_txn(SLOT_GIVEN, 0x30000000, 0x30001000, &op, 1) != -E_BADCAP)
 		return 50;
-	for (long s = SLOT_GIVEN; s < CSPACE_SLOTS; s++) {
+	for (long s = SLOT_GIVEN; s < CSPACE_MAX_SLOTS; s++) {
 		struct cap_info ci;
 		if (cap_info(s, &ci) != -E_BADCAP || cap_copy(s, 63) != -E_BADCAP)
 			return 51;
@@ -237,7 +237,7 @@ static int sec_pt(void)
 /* Without the console cap no slot reaches the console. */
 static int sec_console(void)
 {
-	for (long s = -1; s <= CSPACE_SLOTS; s++) {
+	for (long s = -1; s <= CSPACE_MAX_SLOTS; s++) {
 		if (sc3(SYS_PUTS, s, "x", 1) != -E_BADCAP)
 			return 60;
 		if (sc1(SYS_GETC, s) != -E_BADCAP)
@@ -266,6 +266,7 @@ int child_main(long arg)
 	case ROLE_MM_TOUCH: return mm_touch_child(arg);
 	case ROLE_PG_CLIENT: case ROLE_PG_PAGER: return pg_role(arg);
 	case ROLE_DEATH_CHILD: case ROLE_DEATH_WATCHER: return death_role(arg);
+	case ROLE_PLAT_CSPACE: return plat_cspace_child();
 	}
 	return 100;
 }

@@ -65,6 +65,11 @@ enum { ROLE_DEATH_CHILD = 120, ROLE_DEATH_WATCHER };
 int death_role(long arg);
 int plat_death_notice(char *why);
 int plat_client_dies_mid_fault(char *why);
+/* A CSpace that grows (plat_cspace.c); its child's role, numbered apart
+ * from the lists above. */
+enum { ROLE_PLAT_CSPACE = 200 };
+int plat_caps_2000(char *why);
+int plat_cspace_child(void);
 
 int pg_fault_message(char *why);
 int pg_fault_kill_reply(char *why);

@@ -47,13 +47,15 @@ static int t_boot_caps(char *why)
 static int t_bad_slots(char *why)
 {
 	struct cap_info ci;
-	long bad[] = { -1, CSPACE_SLOTS, 1000, -1000000, 62 };
+	/* Out of range, empty in a chunk never added, empty in the fixed slots. */
+	long bad[] = { -1, CSPACE_MAX_SLOTS, 1000, CSPACE_MAX_SLOTS - 1, -1000000, 62 };
 	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		CHECK(cap_info(bad[i], &ci) == -E_BADCAP, "slot %ld info", bad[i]);
 		CHECK(cap_delete(bad[i]) == -E_BADCAP, "slot %ld delete", bad[i]);
 	}
 	CHECK(ep_create(SLOT_SELF_TASK) == -E_EXIST, "create into a full slot");
 	CHECK(ep_create(-5) == -E_BADCAP, "create into slot -5");
+	CHECK(ep_create(CSPACE_MAX_SLOTS) == -E_BADCAP, "create into slot CSPACE_MAX_SLOTS");
 	return 0;
 }
 
@@ -853,6 +855,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "plat_recv_timeout", plat_recv_timeout },
 	{ "plat_death_notice", plat_death_notice },
 	{ "plat_client_dies_mid_fault", plat_client_dies_mid_fault },
+	{ "plat_caps_2000", plat_caps_2000 },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },

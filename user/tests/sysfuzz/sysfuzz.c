@@ -161,7 +161,7 @@ enum {
 	O_TXN_MID, O_TXN_CAP,
 	ZONE_END
 };
-_Static_assert(ZONE_END <= CSPACE_SLOTS, "slot zone");
+_Static_assert(ZONE_END <= CSPACE_FIXED_SLOTS, "slot zone");
 _Static_assert(ZONE_END - ZONE_LO <= ZONE_LO - 4, "slot remap");
 
 #define OP_PING 1
@@ -188,14 +188,25 @@ static uint64_t wild_ptr(uint64_t *s)
 /* Random calls keep off the tracked slots (out-of-range numbers stay). */
 static long slotify(long v)
 {
-	return v >= ZONE_LO && v < CSPACE_SLOTS ? v - (ZONE_LO - 4) : v;
+	return v >= ZONE_LO && v < ZONE_END ? v - (ZONE_LO - 4) : v;
+}
+
+/* A slot number: mostly the fixed slots and the first CSpace chunks
+ * (calls that fill one add it), sometimes the last chunk and the edge
+ * past it. */
+static long wild_slot(uint64_t *s)
+{
+	uint64_t r = rnd(s);
+	if (r % 16 == 0)
+		return CSPACE_MAX_SLOTS - 4 + (long)(rnd(s) % 8);
+	return (long)(rnd(s) % (CSPACE_FIXED_SLOTS + 4 * CSPACE_CHUNK_SLOTS));
 }
 
 static long wild_arg(uint64_t *s)
 {
 	uint64_t r = rnd(s) % 8;
 	switch (r) {
-	case 0: return (long)(rnd(s) % CSPACE_SLOTS);
+	case 0: return wild_slot(s);
 	case 1: return (long)(rnd(s) % 80) - 8;
 	case 2: return (long)wild_ptr(s);
 	case 3: return (long)rnd(s);
@@ -241,7 +252,7 @@ static void worker_fn(void *a)
 				ops[k].prot = (uint32_t)(rnd(&s) % 16);
 				ops[k].va = SCRATCH + (rnd(&s) % 64) * 4096;
 				ops[k].len = (1 + rnd(&s) % 8) * 4096;
-				ops[k].arg = slotify((long)(rnd(&s) % CSPACE_SLOTS));
+				ops[k].arg = slotify(wild_slot(&s));
 			}
 			a0 = rnd(&s) % 4 ? slot_scratch : a0;
 			a1 = (long)SCRATCH;
