@@ -37,6 +37,8 @@ def main():
                    "hart 0 has no MMU and stays with the firmware)")
     p.add_argument("--min-passed", type=int, default=1,
                    help="least number of selftest passes accepted")
+    p.add_argument("--help-lists", action="append", default=[], metavar="NAME",
+                   help="the output is `help`'s: NAME is listed, and no name is listed twice")
     p.add_argument("extra", nargs="*")
     opts = p.parse_args()
 
@@ -79,6 +81,14 @@ def main():
     for want_line in opts.expect_line:
         if not any(want_line in ln for ln in run.lines):
             errors.append("no line contains %r" % want_line)
+    if opts.help_lists:
+        names = [ln.split()[0] for ln in run.lines if ln.startswith("  ") and ln.strip()]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            errors.append("help lists %s more than once" % ", ".join(twice))
+        for n in opts.help_lists:
+            if n not in names:
+                errors.append("help does not list %s" % n)
     code = run.verdict()
     if opts.expect_status == "panic":
         pass    # judged above: the panic line itself
