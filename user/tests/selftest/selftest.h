@@ -67,7 +67,10 @@ int plat_death_notice(char *why);
 int plat_client_dies_mid_fault(char *why);
 /* A CSpace that grows (plat_cspace.c); its child's role, numbered apart
  * from the lists above. */
-enum { ROLE_PLAT_CSPACE = 200 };
+enum { ROLE_PLAT_CSPACE = 200, ROLE_PLAT_SPAWN };
+/* Arguments and handed caps at spawn (plat_spawn.c). */
+int plat_spawn_args(char *why);
+int plat_spawn_child(int argc, char **argv);
 int plat_caps_2000(char *why);
 int plat_cspace_child(void);
 

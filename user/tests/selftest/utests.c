@@ -856,6 +856,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "plat_death_notice", plat_death_notice },
 	{ "plat_client_dies_mid_fault", plat_client_dies_mid_fault },
 	{ "plat_caps_2000", plat_caps_2000 },
+	{ "plat_spawn_args", plat_spawn_args },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },
@@ -921,6 +922,8 @@ int cmd_selftest(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (spawn_arg() == ROLE_PLAT_SPAWN)
+		return plat_spawn_child(argc, argv);
 	if (spawn_arg())
 		return child_main((long)spawn_arg());
 	return cmd_selftest(argc, argv);
