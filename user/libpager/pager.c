@@ -17,13 +17,39 @@ static long txn1(long region, uint64_t lo, uint64_t hi, struct region_op *op)
 	return r < 0 ? r : op->result;
 }
 
+/* The ops' va are made absolute for the call and offsets again after, so
+ * the caller's array reads as it wrote it. */
+long pager_txn(struct pager_client *c, struct region_op *ops, unsigned n)
+{
+	if (!n || n > REGION_MAX_OPS)
+		return -E_INVAL;
+	uint64_t lo = c->len, hi = 0;    /* the span the ops cover (a page for single-page ops) */
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t off = ops[i].va, len = ops[i].len ? ops[i].len : PG;
+		if ((off | ops[i].len) & (PG - 1) || off >= c->len || len > c->len - off)
+			return -E_RANGE;
+		lo = off < lo ? off : lo;
+		hi = off + len > hi ? off + len : hi;
+	}
+	/* Lock only what the ops touch: faults elsewhere in the range go on. */
+	for (unsigned i = 0; i < n; i++)
+		ops[i].va += c->base;
+	long r = region_txn(c->region, c->base + lo, c->base + hi, ops, n);
+	for (unsigned i = 0; i < n; i++)
+		ops[i].va -= c->base;
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < n; i++)
+		if (ops[i].result)
+			return ops[i].result;
+	return 0;
+}
+
 static long range_op(struct pager_client *c, uint32_t opc, uint64_t off, uint64_t len,
 		     unsigned prot, int64_t arg, struct region_op *out)
 {
-	if ((off | len) & (PG - 1) || off >= c->len || len > c->len - off)
-		return -E_RANGE;
-	struct region_op op = { .op = opc, .prot = prot, .va = c->base + off, .len = len, .arg = arg };
-	long r = txn1(c->region, c->base, c->base + c->len, &op);
+	struct region_op op = { .op = opc, .prot = prot, .va = off, .len = len, .arg = arg };
+	long r = pager_txn(c, &op, 1);
 	if (out)
 		*out = op;
 	return r;

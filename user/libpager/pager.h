@@ -102,8 +102,9 @@ struct pager_client *pager_attach(struct pager *pg, long task, uint64_t base, ui
  * come here, its range is unmapped and left invalid. 0 or an error. */
 long pager_detach(struct pager_client *c);
 
-/* Receive and dispatch until pager_stop is called, or no client is left
- * after at least one was attached (0), or an error (negative). */
+/* Receive and dispatch until a callback calls pager_stop (0; a pending
+ * answer is sent first) or a receive fails (its error). A pager whose
+ * clients come and go (attached from `message`) stops when it decides to. */
 long pager_serve(struct pager *pg);
 void pager_stop(struct pager *pg);
 
@@ -118,12 +119,21 @@ long pager_kill(struct pager_fault *f);
 long pager_frame_new(const void *src, unsigned rights, long *slot);
 
 /* Range helpers: off is an offset in c's range (4 KiB aligned), len a
- * multiple of 4 KiB. Each is one region transaction; 0 or an error. */
+ * multiple of 4 KiB. Each is one region transaction, locking only the
+ * pages it names; 0 or an error (-E_RANGE outside the range). */
 long pager_supply(struct pager_client *c, uint64_t off, const void *src, unsigned prot);
 long pager_map(struct pager_client *c, uint64_t off, long frame, unsigned prot);
 long pager_zero(struct pager_client *c, uint64_t off, uint64_t len, unsigned prot);
 long pager_unmap(struct pager_client *c, uint64_t off, uint64_t len);
 long pager_protect(struct pager_client *c, uint64_t off, uint64_t len, unsigned prot);
 long pager_query(struct pager_client *c, uint64_t off, struct region_op *out);
+/* Up to REGION_MAX_OPS region ops on c's range as one transaction (one
+ * TLB shootdown for all its downgrades): each op's va is an offset in the
+ * range, as in the helpers above, and reads so again after the call, with
+ * each op's outputs and result filled in. Locks the span the ops cover.
+ * 0 when every op succeeded; else the call's error (-E_RANGE for an op
+ * outside the range: nothing done) or the first op's own result that is
+ * not 0 (every op ran on its own: check each op's result). */
+long pager_txn(struct pager_client *c, struct region_op *ops, unsigned n);
 
 #endif

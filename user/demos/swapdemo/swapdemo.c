@@ -4,25 +4,23 @@
  *
  *   swapdemo [--pages P] [--frames F] [--threads T] [--passes S]
  *
- * The pager runs on the command's own thread in init's task; the client is
- * a child task (role ROLE_SWAPDEMO): a copy of this program with an
- * endpoint cap (badge SD_BADGE_CTL) on which it calls "hello" (the reply
- * is "go" with the window and the work) and "done" (with its corrupt
- * count). The client's faults arrive on the same endpoint with badge
- * SD_BADGE_FAULT. Last line:
+ * The swap pager (a struct swappager, on libpager) runs on this program's
+ * thread; the client is a child task (role ROLE_SWAPDEMO): a copy of this
+ * program with a cap to the pager's endpoint (badge SD_BADGE_CTL) on
+ * which it calls "hello" (the reply is "go" with the window and the work)
+ * and "done" (with its corrupt count). libpager routes the client's faults
+ * and death to the same endpoint. Last line:
  *   swapdemo: <N> pages out, <M> pages in, <C> corrupt
  * exit 0 only if C is 0, N > 0, the client exited 0 and the kernel
  * counters came back to where they were. */
 #include "ulib.h"
 #include "testlib.h"
 #include "swappager.h"
-#include <patina/pager.h>
 
 #define ROLE_SWAPDEMO 112    /* spawn argument of the client copy of this program */
 
 #define SD_BASE        0x80000000UL   /* the client's demo window */
 #define SD_BADGE_CTL   0x5d0c71UL
-#define SD_BADGE_FAULT 0x5d0fa1UL
 #define SD_HELLO 1
 #define SD_DONE  2
 #define PG 4096UL
@@ -141,28 +139,42 @@ int swapdemo_client(uint64_t arg)
 
 struct sd_ctl {
 	uint64_t go[4];
-	int hello, done;
+	int hello, done, gone;
 	unsigned long corrupt, status, first_bad;
 };
 
-static int sd_ctl_msg(uint64_t badge, const uint64_t w[4], uint64_t reply[4], void *ctx)
+/* The client's calls on the pager's endpoint (badge SD_BADGE_CTL). */
+static long sd_ctl_msg(struct pager *pg, uint64_t badge, const uint64_t w[4], uint64_t reply[4])
 {
-	struct sd_ctl *c = ctx;
+	struct sd_ctl *c = ((struct swappager *)pg->data)->owner;
 	if (badge == SD_BADGE_CTL && w[0] == SD_HELLO && !c->hello) {
 		c->hello = 1;
 		memcpy(reply, c->go, sizeof c->go);
-		return 0;
+		return 1;
 	}
 	if (badge == SD_BADGE_CTL && w[0] == SD_DONE) {
 		c->done = 1;
 		c->corrupt = w[1];
 		c->status = w[2];
 		c->first_bad = w[3];
-		return 1;
+		/* Answered once the pager let go of the client's window. */
+		pager_stop(pg);
+		return 0;
 	}
 	reply[0] = ~0ULL;   /* not ours: answered, ignored */
-	return 0;
+	return 1;
 }
+
+/* The client died before it was done (a refused fault, or killed). */
+static void sd_gone(struct pager *pg, struct pager_client *cl, long status)
+{
+	(void)cl;
+	(void)status;
+	((struct sd_ctl *)((struct swappager *)pg->data)->owner)->gone = 1;
+	pager_stop(pg);
+}
+
+static const struct pager_ops sd_ops = { .message = sd_ctl_msg, .client_gone = sd_gone };
 
 static int sd_opt(int argc, char **argv, int *i, const char *name, unsigned long *v)
 {
@@ -191,11 +203,14 @@ static int sd_counters_back(const struct kcounters *a)
 	return 1;
 }
 
-static __attribute__((noinline)) void sd_touch_stack(void)
+static __attribute__((noinline)) void sd_grow_first(void)
 {
 	volatile char buf[16384];
 	for (unsigned i = 0; i < sizeof buf; i += 512)
 		buf[i] = 0;
+	/* libpager keeps its records (the client, a fault) on the heap, which
+	 * never shrinks: its first page must be there before too. */
+	free(malloc(PG));
 }
 
 int cmd_swapdemo(int argc, char **argv)
@@ -226,24 +241,27 @@ int cmd_swapdemo(int argc, char **argv)
 	printf("swapdemo: %lu pages, %lu frames, %lu threads on %ld harts, %lu passes\n",
 	       pages, frames, threads, ncpus, passes);
 
-	/* Our stack grows while we serve (and stays): touch it first, so the
-	 * counters compare like with like. */
-	sd_touch_stack();
+	/* Our stack and heap grow while we serve (and stay): touch them
+	 * first, so the counters compare like with like. */
+	sd_grow_first();
 	struct kcounters before;
 	settled_counters(&before);
 	uint64_t t0 = rdtime();
-	int fail = 0;
+	int fail = 0, pager = 0, spawned = 0;
 	long st = -1, sr = 0;
 	struct swap_stats ss = { 0 };
 	struct sd_ctl ctl = { .go = { SD_BASE, pages, threads | passes << 16, (uint64_t)ncpus } };
-	long ep = slot_alloc(), cctl = slot_alloc(), cfault = slot_alloc(), task = slot_alloc();
-	long full = slot_alloc(), rgn = slot_alloc();
+	struct swappager sp;
+	long cctl = slot_alloc(), task = slot_alloc();
 	long r = -E_NOMEM;
-	int spawned = 0, pager = 0;
-	if (ep < 0 || cctl < 0 || cfault < 0 || task < 0 || full < 0 || rgn < 0)
+	if (cctl < 0 || task < 0)
 		goto out;
-	if ((r = ep_create(ep)) || (r = cap_mint(ep, cctl, R_SEND, SD_BADGE_CTL, 0, 0)) ||
-	    (r = cap_mint(ep, cfault, R_SEND, SD_BADGE_FAULT, 0, 0))) {
+	if ((r = swappager_init(&sp, pages, frames, &sd_ops, &ctl))) {
+		printf("swapdemo: pager set-up: %ld\n", r);
+		goto out;
+	}
+	pager = 1;
+	if ((r = cap_mint(sp.pg.ep, cctl, R_SEND, SD_BADGE_CTL, 0, 0))) {
 		printf("swapdemo: endpoint: %ld\n", r);
 		goto out;
 	}
@@ -254,55 +272,42 @@ int cmd_swapdemo(int argc, char **argv)
 		goto out;
 	}
 	spawned = 1;
-	/* Only the window, and only what the pager uses (ROP_AGE needs
-	 * R_PROTECT; R_READ | R_WRITE bound the pages' permissions). */
-	struct cap_info fci = { 0 };
-	if ((r = task_region(task, full)) || (r = cap_info(full, &fci)) ||
-	    (r = cap_mint(full, rgn, fci.rights & (R_QUERY | R_MAP | R_MARK | R_UNMAP | R_PROTECT |
-						   R_READ | R_WRITE),
-			  0, SD_BASE, SD_BASE + pages * PG))) {
-		printf("swapdemo: region cap: %ld\n", r);
-		goto out;
-	}
-	if ((r = sc2(SYS_FAULT_EP_SET, task, cfault))) {
-		printf("swapdemo: SYS_FAULT_EP_SET: %ld%s\n", r,
+	/* Before the client's hello is answered: it touches the window only after. */
+	if (!swappager_attach(&sp, task, SD_BASE, &r)) {
+		printf("swapdemo: attach: %ld%s\n", r,
 		       r == -E_NOSYS ? " (the kernel has no fault endpoints yet)" : "");
 		goto out;
 	}
-	if ((r = swap_pager_init(rgn, SD_BASE, pages, frames))) {
-		printf("swapdemo: pager set-up (ROP_MARK_PAGER of the window): %ld\n", r);
-		goto out;
-	}
-	pager = 1;
-	sr = swap_pager_serve(ep, SD_BADGE_FAULT, sd_ctl_msg, &ctl);
-	swap_pager_fini(&ss);
+	sr = pager_serve(&sp.pg);
+	swappager_stats(&sp, &ss);
+	swappager_fini(&sp);
 	pager = 0;
-	if (sr == SWAP_STOP) {
+	if (ctl.done) {
 		uint64_t w[4] = { 0 };
 		ipc(SYS_REPLY, 0, w, SLOT_NONE);
-	} else if (sr == SWAP_CLIENT_KILLED) {
-		printf("swapdemo: client killed: fault at %lx (w1 %lx status %lx): %ld\n",
-		       (unsigned long)ss.err_addr, (unsigned long)ss.err_w1, (unsigned long)ss.err_w2,
-		       ss.first_err);
+	} else if (ctl.gone) {
+		printf("swapdemo: client killed: fault at offset %lx (access %u kind %u tag %lx): %ld\n",
+		       (unsigned long)ss.err_offset, ss.err_access, ss.err_kind,
+		       (unsigned long)ss.err_tag, ss.first_err);
 	} else {
 		printf("swapdemo: pager receive: %ld\n", sr);
 	}
 out:
 	if (pager)
-		swap_pager_fini(&ss);
+		swappager_fini(&sp);
 	if (spawned) {
-		if (sr != SWAP_STOP)
+		if (!ctl.done)
 			task_kill(task);
 		st = task_wait(task);
 	}
-	long slots[] = { rgn, full, task, cfault, cctl, ep };
+	long slots[] = { task, cctl };
 	for (unsigned i = 0; i < sizeof slots / sizeof slots[0]; i++)
 		if (slots[i] >= 0) {
 			cap_delete(slots[i]);
 			slot_release(slots[i]);
 		}
 	uint64_t ms = (rdtime() - t0) / 10000;
-	if (sr != SWAP_STOP || !ctl.done)
+	if (!ctl.done)
 		fail = 1;
 	if (ctl.done && ctl.status) {
 		printf("swapdemo: client error %lu\n", ctl.status);

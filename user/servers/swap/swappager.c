@@ -1,235 +1,149 @@
-/* The swap pager: serves the faults of a client's pager-managed window
- * with at most `frames` resident pages, evicting with a clock (second
- * chance on the accessed bit) into a swap store of the pager's own
- * anonymous memory. One pager thread serves every fault in turn, so its
- * state needs no locks. See docs/pagers.md, "The swap pager".
+/* The swap pager (swappager.h) on libpager: libpager attaches the client,
+ * receives and types its faults and learns of its death; this file keeps
+ * at most `frames` of the client's pages resident, evicting with a clock
+ * (second chance on the accessed bit) into a swap store of its own
+ * anonymous memory. One thread serves a swap pager, so its state needs no
+ * locks. See docs/pagers.md, "The swap pager".
  *
  * Frames are not held as caps for long (each cap slot past the fixed
- * ones costs CSpace room charged to the pager's quota): a resident
- * page's frame is owned by the client's mapping alone. Up to
- * SP_BATCH free frames (fresh from SYS_FRAME_ALLOC, or evicted together)
- * sit in cap slots, each mapped at a scratch page of ours to copy it; a
- * fault fills one there, maps it into the client and drops the cap. */
+ * ones costs CSpace room charged to the pager's quota): a resident page's
+ * frame is owned by the client's mapping alone. Up to SP_BATCH free
+ * frames (fresh from SYS_FRAME_ALLOC, or evicted together) sit in cap
+ * slots, each mapped at a scratch page of ours to copy it; a fault fills
+ * one there, maps it into the client and drops the cap. */
 #include "ulib.h"
-#include "testlib.h"
+#include "uva.h"
 #include "swappager.h"
-#include <patina/pager.h>
 
-/* Our own memory (the pager's task): the swap store (one page per window
- * page: the swap slot of a page is its index in the window), the pager's
- * tables, and the scratch pages where frames in flight are mapped. */
-#define SP_STORE_VA   0x1000000000UL
-#define SP_META_VA    0x1800000000UL
-#define SP_SCRATCH_VA 0x1f00000000UL
 #define PG 4096UL
 
-/* Per-page state. */
+/* Per-page state. The kernel's status of the page says the same (mapped,
+ * swapped with slot i, or pager-managed): only we change it. */
 #define PS_RESIDENT 1u    /* mapped in the client, in the clock ring */
-#define PS_SWAPPED  2u    /* marked swapped in the client */
+#define PS_SWAPPED  2u    /* marked swapped in the client, slot = its index */
 #define PS_VALID    4u    /* the swap store holds this page's contents */
 #define PS_DIRTY    8u    /* evicted dirty, not copied out yet */
 
-/* Frames are taken from the client in batches: up to SP_EVICT victims in
- * one transaction (each costs EVICT + MARK_SWAPPED: 2 of its 16 ops), so
- * one TLB shootdown in the client serves up to SP_EVICT faults; the free
- * frames, up to SP_BATCH, stay mapped at our scratch pages until the next
- * refill drops them all with one shootdown in our own space. The anchor
- * page after them keeps that page-table page alive in between. */
-#define SP_EVICT 8
-#define SP_BATCH 24
-#define SP_ANCHOR_VA (SP_SCRATCH_VA + SP_BATCH * PG)
 #define RING_FREE 0xffffffffu
+#define SCRATCH_LEN ((SP_BATCH + 1) * PG)   /* the scratch pages and the anchor */
 
-static struct {
-	long rgn;                 /* region cap over the client window (ours) */
-	uint64_t base, len;
-	unsigned long pages, frames;
-	uint32_t *ring;           /* clock ring: window page index of each resident page */
-	uint8_t *state;           /* per window page: PS_* */
-	uint64_t meta_len;
-	unsigned long nalloc;     /* frames allocated so far (ring positions in use) */
-	unsigned long hand;
-	/* Free frames: caps in fs[], mapped at scratch page k, ring position. */
-	long fs[SP_BATCH];
-	unsigned nfree, next;     /* free frames are next .. nfree-1 */
-	uint32_t fpos[SP_BATCH], fidx[SP_BATCH];
-	uint8_t fzero[SP_BATCH];  /* fresh from SYS_FRAME_ALLOC: already zero */
-	unsigned scratch;         /* scratch pages mapped: 0 .. scratch-1 */
-	struct swap_stats st;
-} sp;
+static uint8_t *store_page(struct swappager *sp, unsigned long slot) { return sp->store + slot * PG; }
+static uint8_t *scratch_page(struct swappager *sp, unsigned k) { return sp->scratch + k * PG; }
 
-static uint8_t *store_page(unsigned long slot) { return (uint8_t *)(SP_STORE_VA + slot * PG); }
-static uint8_t *scratch_page(unsigned k) { return (uint8_t *)(SP_SCRATCH_VA + k * PG); }
-
-/* Drop every scratch mapping (one shootdown for all of them). */
-static long scratch_drop(void)
+/* One transaction on [va, va + len) of our own space: 0 or the first error. */
+static long self_txn(uint64_t va, uint64_t len, struct region_op *ops, unsigned n)
 {
-	if (!sp.scratch)
+	long r = region_txn(SLOT_SELF_AS, va, va + len, ops, n);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < n; i++)
+		if (ops[i].result)
+			return ops[i].result;
+	return 0;
+}
+
+/* Drop every scratch mapping at once: one shootdown in our space, and a
+ * frame mapped there could not be evicted again. The anchor page after
+ * them stays, so their page-table page is not freed and made each time. */
+static long scratch_drop(struct swappager *sp)
+{
+	if (!sp->mapped)
 		return 0;
-	struct region_op op = { .op = ROP_UNMAP, .va = SP_SCRATCH_VA, .len = SP_BATCH * PG };
-	long r = region_txn(SLOT_SELF_AS, SP_SCRATCH_VA, SP_SCRATCH_VA + SP_BATCH * PG, &op, 1);
-	if (r >= 0)
-		r = op.result;
+	struct region_op op = { .op = ROP_UNMAP, .va = (uint64_t)sp->scratch, .len = SP_BATCH * PG };
+	long r = self_txn((uint64_t)sp->scratch, SP_BATCH * PG, &op, 1);
 	if (!r)
-		sp.scratch = 0;
+		sp->mapped = 0;
 	return r;
 }
 
-/* Map free frames 0 .. n-1 at scratch pages 0 .. n-1. */
-static long scratch_map(unsigned n)
+/* Map free frames 0 .. n-1 at scratch pages 0 .. n-1. 0 or an error. */
+static long scratch_map(struct swappager *sp, unsigned n)
 {
 	struct region_op ops[REGION_MAX_OPS];
 	for (unsigned k0 = 0; k0 < n; k0 += REGION_MAX_OPS) {
 		unsigned m = n - k0 < REGION_MAX_OPS ? n - k0 : REGION_MAX_OPS;
 		for (unsigned k = 0; k < m; k++)
 			ops[k] = (struct region_op){ .op = ROP_MAP, .prot = PROT_R | PROT_W,
-						     .va = (uint64_t)scratch_page(k0 + k),
-						     .arg = sp.fs[k0 + k] };
-		long r = region_txn(SLOT_SELF_AS, SP_SCRATCH_VA, SP_SCRATCH_VA + SP_BATCH * PG, ops, m);
-		if (r < 0)
+						     .va = (uint64_t)scratch_page(sp, k0 + k),
+						     .arg = sp->fs[k0 + k] };
+		long r = self_txn((uint64_t)sp->scratch, SP_BATCH * PG, ops, m);
+		sp->mapped = k0 + m;      /* scratch_drop unmaps the lot either way */
+		if (r)
 			return r;
-		sp.scratch = k0 + m;
-		for (unsigned k = 0; k < m; k++)
-			if (ops[k].result)
-				return ops[k].result;
 	}
 	return 0;
 }
 
-/* Unmap and forget [va, va + len) of ours. */
-static void self_release(uint64_t va, uint64_t len)
+/* The free frames' caps go (their slots stay ours). */
+static void free_frames_drop(struct swappager *sp)
 {
-	struct region_op ops[2] = {
-		{ .op = ROP_UNMAP, .va = va, .len = len },
-		{ .op = ROP_MARK_INVALID, .va = va, .len = len },
-	};
-	region_txn(SLOT_SELF_AS, va, va + len, ops, 2);
-}
-
-long swap_pager_init(long client_region, uint64_t base, unsigned long pages, unsigned long frames)
-{
-	memset(&sp, 0, sizeof sp);
+	scratch_drop(sp);
 	for (unsigned k = 0; k < SP_BATCH; k++)
-		sp.fs[k] = -1;
-	if (!pages || frames < 2 || frames > pages || pages > (1UL << 24) || (base & (PG - 1)))
-		return -E_INVAL;
-	sp.rgn = client_region;
-	sp.base = base;
-	sp.len = pages * PG;
-	sp.pages = pages;
-	sp.frames = frames;
-	sp.meta_len = (frames * sizeof(uint32_t) + pages + PG - 1) & ~(PG - 1);
-	long r = mem_reserve(SP_STORE_VA, sp.len);
-	if (r)
-		return r;
-	r = mem_reserve(SP_META_VA, sp.meta_len);
-	if (r) {
-		self_release(SP_STORE_VA, sp.len);
-		return r;
-	}
-	r = mem_reserve(SP_ANCHOR_VA, PG);
-	if (r) {
-		self_release(SP_META_VA, sp.meta_len);
-		self_release(SP_STORE_VA, sp.len);
-		return r;
-	}
-	*(volatile uint64_t *)SP_ANCHOR_VA = 1;
-	sp.ring = (uint32_t *)SP_META_VA;
-	sp.state = (uint8_t *)(SP_META_VA + frames * sizeof(uint32_t));
-	for (unsigned k = 0; k < SP_BATCH; k++) {
-		sp.fs[k] = slot_alloc();
-		if (sp.fs[k] < 0) {
-			r = sp.fs[k];
-			goto fail;
-		}
-	}
-	/* The whole window becomes pager-managed: every first touch is ours. */
-	struct region_op op = { .op = ROP_MARK_PAGER, .prot = PROT_R | PROT_W, .va = base,
-				.len = sp.len, .arg = 1 };
-	r = region_txn(sp.rgn, base, base + sp.len, &op, 1);
-	if (r >= 0)
-		r = op.result;
-	if (r)
-		goto fail;
-	return 0;
-fail:
-	for (unsigned k = 0; k < SP_BATCH; k++)
-		if (sp.fs[k] >= 0)
-			slot_release(sp.fs[k]);
-	sp.fs[0] = -1;
-	self_release(SP_ANCHOR_VA, PG);
-	self_release(SP_META_VA, sp.meta_len);
-	self_release(SP_STORE_VA, sp.len);
-	return r;
+		if (sp->fs[k] >= 0)
+			cap_delete(sp->fs[k]);    /* empty for frames handed out: no-op */
+	sp->next = sp->nfree = 0;
 }
 
 /* The clock: from the hand, pages whose accessed bit is set get a second
  * chance (ROP_AGE clears the bit); the first pages found with it clear
  * (up to `want`) are evicted, their frames landing in fs[at ..], and
- * marked swapped with their slot, in the same transaction as the ageing.
- * Returns how many frames it took (their ring positions in fpos[at ..],
- * their pages in fidx[at ..]; those ring entries become RING_FREE), or an
- * error. */
-static long clock_evict(unsigned at, unsigned want)
+ * marked swapped with their index as slot, in the same transaction as
+ * the ageing. Returns how many frames it took (their ring positions in
+ * fpos[at ..], their pages in fidx[at ..]; those ring entries become
+ * RING_FREE), -E_AGAIN when every page stayed in use, or an error. */
+static long clock_evict(struct swappager *sp, unsigned at, unsigned want)
 {
 	struct region_op q[REGION_MAX_OPS], ops[REGION_MAX_OPS];
 	uint32_t qpos[REGION_MAX_OPS];
-	for (unsigned long round = 0; round < 4 * sp.frames + 64; round++) {
+	for (unsigned long round = 0; round < 4 * sp->frames + 64; round++) {
 		/* The next resident pages from the hand. */
-		unsigned long n = 0, scanned = 0;
-		while (n < REGION_MAX_OPS && scanned < sp.frames) {
-			uint32_t pos = (uint32_t)((sp.hand + scanned++) % sp.frames);
-			if (sp.ring[pos] == RING_FREE)
+		unsigned n = 0;
+		for (unsigned long scanned = 0; n < REGION_MAX_OPS && scanned < sp->frames; scanned++) {
+			uint32_t pos = (uint32_t)((sp->hand + scanned) % sp->frames);
+			if (sp->ring[pos] == RING_FREE)
 				continue;
 			qpos[n] = pos;
-			q[n++] = (struct region_op){ .op = ROP_QUERY,
-						     .va = sp.base + (uint64_t)sp.ring[pos] * PG };
+			q[n++] = (struct region_op){ .op = ROP_QUERY, .va = (uint64_t)sp->ring[pos] * PG };
 		}
 		if (!n)
 			return -E_AGAIN;
-		long r = region_txn(sp.rgn, sp.base, sp.base + sp.len, q, (long)n);
-		if (r < 0)
+		long r = pager_txn(sp->client, q, n);
+		if (r)
 			return r;
 		/* Greedily: age the accessed ones, evict the others, within 16 ops. */
-		unsigned nops = 0, nv = 0;
-		unsigned long i;
+		unsigned nops = 0, nv = 0, i;
 		for (i = 0; i < n && nv < want; i++) {
-			if (q[i].result || q[i].out_kind != RK_MAPPED)
-				return q[i].result ? q[i].result : -E_INVAL;   /* not as we left it */
-			uint64_t va = q[i].va;
+			if (q[i].out_kind != RK_MAPPED)
+				return -E_INVAL;          /* not as we left it */
 			if (q[i].out_prot & QF_ACCESSED) {
 				if (nops + 1 > REGION_MAX_OPS)
 					break;
-				ops[nops++] = (struct region_op){ .op = ROP_AGE, .va = va };
+				ops[nops++] = (struct region_op){ .op = ROP_AGE, .va = q[i].va };
 				continue;
 			}
 			if (nops + 2 > REGION_MAX_OPS)
 				break;
-			ops[nops++] = (struct region_op){ .op = ROP_EVICT, .va = va, .arg = sp.fs[at + nv] };
-			ops[nops++] = (struct region_op){ .op = ROP_MARK_SWAPPED, .va = va, .len = PG,
-							  .arg = sp.ring[qpos[i]] };
-			sp.fpos[at + nv++] = qpos[i];
+			ops[nops++] = (struct region_op){ .op = ROP_EVICT, .va = q[i].va, .arg = sp->fs[at + nv] };
+			ops[nops++] = (struct region_op){ .op = ROP_MARK_SWAPPED, .va = q[i].va, .len = PG,
+							  .arg = sp->ring[qpos[i]] };
+			sp->fpos[at + nv++] = qpos[i];
 		}
-		r = region_txn(sp.rgn, sp.base, sp.base + sp.len, ops, nops);
-		if (r < 0)
+		r = pager_txn(sp->client, ops, nops);
+		if (r)
 			return r;
-		sp.hand = i < n ? qpos[i] : (qpos[n - 1] + 1) % sp.frames;
+		sp->hand = i < n ? qpos[i] : (qpos[n - 1] + 1) % sp->frames;
 		unsigned v = 0;
 		for (unsigned j = 0; j < nops; j++) {
-			if (ops[j].op == ROP_AGE) {
-				sp.st.aged++;
-				continue;
-			}
-			if (ops[j].result)
-				return ops[j].result;
+			if (ops[j].op == ROP_AGE)
+				sp->st.aged++;
 			if (ops[j].op != ROP_EVICT)
 				continue;
-			uint32_t pos = sp.fpos[at + v], idx = sp.ring[pos];
-			sp.fidx[at + v] = idx;
-			sp.ring[pos] = RING_FREE;
-			sp.state[idx] = (uint8_t)((sp.state[idx] & ~PS_RESIDENT) | PS_SWAPPED |
-						  ((ops[j].out_prot & QF_DIRTY) ? PS_DIRTY : 0));
-			sp.fzero[at + v] = 0;
+			uint32_t pos = sp->fpos[at + v], idx = sp->ring[pos];
+			sp->fidx[at + v] = idx;
+			sp->ring[pos] = RING_FREE;
+			sp->state[idx] = (uint8_t)((sp->state[idx] & ~PS_RESIDENT) | PS_SWAPPED |
+						   ((ops[j].out_prot & QF_DIRTY) ? PS_DIRTY : 0));
+			sp->fzero[at + v] = 0;
 			v++;
 		}
 		if (nv)
@@ -240,33 +154,31 @@ static long clock_evict(unsigned at, unsigned want)
 
 /* Fill the free list: fresh frames while fewer than `frames` were ever
  * allocated, else victims of the clock, whose contents go to their swap
- * slots (when dirty, or not there yet). */
-static long refill(void)
+ * slots (when dirty, or not there yet). 0 or an error. */
+static long refill(struct swappager *sp)
 {
-	long r = scratch_drop();    /* a frame mapped there too cannot be evicted */
+	long r = scratch_drop(sp);
 	if (r)
 		return r;
 	unsigned n;
-	if (sp.nalloc < sp.frames) {
-		n = (unsigned)(sp.frames - sp.nalloc < SP_BATCH ? sp.frames - sp.nalloc : SP_BATCH);
+	if (sp->nalloc < sp->frames) {
+		n = (unsigned)(sp->frames - sp->nalloc < SP_BATCH ? sp->frames - sp->nalloc : SP_BATCH);
 		for (unsigned k = 0; k < n; k++) {
-			r = frame_alloc(sp.fs[k]);
+			r = frame_alloc(sp->fs[k]);
 			if (r) {
 				while (k--)
-					cap_delete(sp.fs[k]);
+					cap_delete(sp->fs[k]);
 				return r;
 			}
-			sp.fpos[k] = (uint32_t)sp.nalloc++;
-			sp.fzero[k] = 1;
+			sp->fpos[k] = (uint32_t)sp->nalloc++;
+			sp->fzero[k] = 1;
 		}
 	} else {
 		/* A few eviction transactions: each is one shootdown in the client. */
-		unsigned most = (unsigned)(sp.frames / 2 < SP_BATCH ? sp.frames / 2 : SP_BATCH);
-		if (!most)
-			most = 1;
+		unsigned most = (unsigned)(sp->frames / 2 < SP_BATCH ? sp->frames / 2 : SP_BATCH);
 		n = 0;
 		while (n < most) {
-			r = clock_evict(n, most - n < SP_EVICT ? most - n : SP_EVICT);
+			r = clock_evict(sp, n, most - n < SP_EVICT ? most - n : SP_EVICT);
 			if (r < 0 && !n)
 				return r;
 			if (r <= 0)
@@ -274,148 +186,204 @@ static long refill(void)
 			n += (unsigned)r;
 		}
 	}
-	sp.next = 0;
-	sp.nfree = n;
-	r = scratch_map(n);
+	sp->next = 0;
+	sp->nfree = n;
+	r = scratch_map(sp, n);
 	if (r)
 		return r;
 	for (unsigned k = 0; k < n; k++) {
-		if (sp.fzero[k])
+		if (sp->fzero[k])
 			continue;
-		uint32_t idx = sp.fidx[k];
-		sp.st.out++;
-		if ((sp.state[idx] & PS_DIRTY) || !(sp.state[idx] & PS_VALID)) {
-			memcpy(store_page(idx), scratch_page(k), PG);
-			sp.st.written++;
+		uint32_t idx = sp->fidx[k];
+		sp->st.out++;
+		if ((sp->state[idx] & PS_DIRTY) || !(sp->state[idx] & PS_VALID)) {
+			memcpy(store_page(sp, idx), scratch_page(sp, k), PG);
+			sp->st.written++;
 		}
-		sp.state[idx] = (uint8_t)((sp.state[idx] & ~PS_DIRTY) | PS_VALID);
+		sp->state[idx] = (uint8_t)((sp->state[idx] & ~PS_DIRTY) | PS_VALID);
 	}
 	return 0;
 }
 
-static long fault(const uint64_t w[4])
+/* Serve f: a zeroed page on first touch, its swap slot's copy after an
+ * eviction. 0, or the error the client is killed for (-E_EXIST: already
+ * mapped, which libpager checks and resumes). */
+static long fault_in(struct swappager *sp, struct pager_fault *f)
 {
-	uint64_t addr = w[0];
-	unsigned acc = FAULT_ACCESS(w[1]);
-	sp.st.faults++;
-	if (addr < sp.base || addr - sp.base >= sp.len || (acc & FA_EXEC))
-		return -E_RANGE;
-	uint64_t va = addr & ~(PG - 1);
-	unsigned long idx = (va - sp.base) / PG;
-	unsigned kind = FAULT_STATUS_KIND(w[2]);
-	uint64_t slot = FAULT_STATUS_TAG(w[2]);
-
-	/* Only we map and evict window pages, so our table says what the page
-	 * is now. The status in the message may be older (another thread's
-	 * fault on this page was served since it was sent): when it differs,
-	 * or the page is mapped already, ask the kernel. */
-	unsigned want = (sp.state[idx] & PS_RESIDENT) ? RK_MAPPED :
-			(sp.state[idx] & PS_SWAPPED) ? RK_SWAPPED : RK_PAGER;
-	if (want == RK_MAPPED || kind != want || (want == RK_SWAPPED && slot != idx)) {
-		struct region_op q = { .op = ROP_QUERY, .va = va };
-		long r = region_txn(sp.rgn, va, va + PG, &q, 1);
-		if (r < 0 || q.result)
-			return r < 0 ? r : q.result;
+	unsigned long idx = f->offset / PG;
+	uint8_t s = sp->state[idx];
+	if (f->access & FA_EXEC)
+		return -E_PERM;
+	if (s & PS_RESIDENT)
+		return -E_EXIST;      /* another thread's fault on it was served first */
+	/* The kind and slot in f are as the fault found them; another fault
+	 * on this page may have been served since, and the page evicted again.
+	 * When they differ from our table, the kernel's status now must not. */
+	unsigned want = (s & PS_SWAPPED) ? RK_SWAPPED : RK_PAGER;
+	if (f->kind != want || (want == RK_SWAPPED && f->tag != idx)) {
+		struct region_op q;
+		long r = pager_query(f->client, f->offset, &q);
+		if (r)
+			return r;
 		if (q.out_kind != want || (want == RK_SWAPPED && q.out_tag != idx))
-			return -E_INVAL;      /* not as we left it */
-		if (want == RK_MAPPED) {
-			if ((acc & FA_WRITE) && !(q.out_prot & PROT_W))
-				return -E_PERM;
-			sp.st.spurious++;
-			return 0;
-		}
+			return -E_INVAL;  /* not as we left it */
 	}
-	if (want == RK_SWAPPED && !(sp.state[idx] & PS_VALID))
+	if (want == RK_SWAPPED && !(s & PS_VALID))
 		return -E_INVAL;
 
-	if (sp.next == sp.nfree) {
-		long r = refill();
+	if (sp->next == sp->nfree) {
+		long r = refill(sp);
 		if (r)
 			return r;
 	}
-	unsigned k = sp.next++;
-	uint8_t *scr = scratch_page(k);
-	if (sp.state[idx] & PS_SWAPPED) {
-		memcpy(scr, store_page(idx), PG);
-		sp.st.in++;
+	unsigned k = sp->next++;
+	uint8_t *scr = scratch_page(sp, k);
+	if (want == RK_SWAPPED) {
+		memcpy(scr, store_page(sp, idx), PG);
+		sp->st.in++;
 	} else {
-		if (!sp.fzero[k])
+		if (!sp->fzero[k])
 			memset(scr, 0, PG);
-		sp.st.zero++;
+		sp->st.zero++;
 	}
 	/* Still mapped at our scratch page: the frame cap's R_SHARE allows it. */
-	struct region_op m = { .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = va, .arg = sp.fs[k] };
-	long r = region_txn(sp.rgn, va, va + PG, &m, 1);
-	if (r >= 0)
-		r = m.result;
-	cap_delete(sp.fs[k]);     /* the client's mapping holds the frame now */
+	long r = pager_map(f->client, f->offset, sp->fs[k], PROT_R | PROT_W);
+	cap_delete(sp->fs[k]);    /* the client's mapping holds the frame now */
 	if (r)
 		return r;
-	sp.ring[sp.fpos[k]] = (uint32_t)idx;
-	sp.state[idx] = (uint8_t)((sp.state[idx] & ~PS_SWAPPED) | PS_RESIDENT);
+	sp->ring[sp->fpos[k]] = (uint32_t)idx;
+	sp->state[idx] = (uint8_t)((s & ~PS_SWAPPED) | PS_RESIDENT);
 	return 0;
 }
 
-long swap_pager_fault(const uint64_t w[4])
+/* libpager's fault callback: fault_in, timed, its first refusal kept. */
+static int swap_fault(struct pager *pg, struct pager_fault *f)
 {
+	struct swappager *sp = pg->data;
 	uint64_t t0 = rdtime();
-	long r = fault(w);
-	sp.st.busy += rdtime() - t0;
-	if (r) {
-		sp.st.killed++;
-		if (!sp.st.first_err) {
-			sp.st.first_err = r;
-			sp.st.err_addr = w[0];
-			sp.st.err_w1 = w[1];
-			sp.st.err_w2 = w[2];
-		}
+	long r = fault_in(sp, f);
+	sp->st.busy += rdtime() - t0;
+	if (r && r != -E_EXIST && !sp->st.first_err) {
+		sp->st.first_err = r;
+		sp->st.err_offset = f->offset;
+		sp->st.err_access = f->access;
+		sp->st.err_kind = f->kind;
+		sp->st.err_tag = f->tag;
 	}
+	return (int)r;
+}
+
+/* Empty [va, va + len) of ours and reserve it again: its frames freed,
+ * zeros on the next touch. */
+static long self_renew(uint64_t va, uint64_t len)
+{
+	struct region_op ops[2] = {
+		{ .op = ROP_UNMAP, .va = va, .len = len },
+		{ .op = ROP_MARK, .prot = PROT_R | PROT_W, .va = va, .len = len },
+	};
+	return self_txn(va, len, ops, 2);
+}
+
+/* The client died, its resident frames with it: start afresh for the next. */
+static void swap_gone(struct pager *pg, struct pager_client *c, long status)
+{
+	struct swappager *sp = pg->data;
+	free_frames_drop(sp);
+	self_renew((uint64_t)sp->store, sp->pages * PG);
+	self_renew((uint64_t)sp->ring, sp->meta_len);
+	sp->nalloc = sp->hand = 0;
+	sp->client = NULL;
+	if (sp->owner_gone)
+		sp->owner_gone(pg, c, status);
+}
+
+/* Free what swappager_init set up besides the pager: each part only if it
+ * was made. */
+static void release(struct swappager *sp)
+{
+	free_frames_drop(sp);
+	for (unsigned k = 0; k < SP_BATCH; k++)
+		if (sp->fs[k] >= 0) {
+			slot_release(sp->fs[k]);
+			sp->fs[k] = -1;
+		}
+	if (sp->scratch)
+		mem_unmap((uint64_t)sp->scratch, SCRATCH_LEN);
+	if (sp->ring)
+		mem_unmap((uint64_t)sp->ring, sp->meta_len);
+	if (sp->store)
+		mem_unmap((uint64_t)sp->store, sp->pages * PG);
+	sp->scratch = sp->store = NULL;
+	sp->ring = NULL;
+	sp->state = NULL;
+}
+
+long swappager_init(struct swappager *sp, unsigned long pages, unsigned long frames,
+		    const struct pager_ops *more, void *owner)
+{
+	memset(sp, 0, sizeof *sp);
+	for (unsigned k = 0; k < SP_BATCH; k++)
+		sp->fs[k] = -1;
+	if (!pages || frames < 2 || frames > pages || pages > (1UL << 24))
+		return -E_INVAL;
+	sp->pages = pages;
+	sp->frames = frames;
+	sp->meta_len = (frames * sizeof(uint32_t) + pages + PG - 1) & ~(PG - 1);
+	sp->owner = owner;
+	sp->owner_gone = more ? more->client_gone : NULL;
+	sp->ops = (struct pager_ops){ .fault = swap_fault, .client_gone = swap_gone,
+				      .message = more ? more->message : NULL };
+	uint64_t store = 0, meta = 0, scratch = 0;
+	long r = mem_map(pages * PG, &store);
+	if (!r) {
+		sp->store = (uint8_t *)store;
+		r = mem_map(sp->meta_len, &meta);
+	}
+	if (!r) {
+		sp->ring = (uint32_t *)meta;
+		sp->state = (uint8_t *)(meta + frames * sizeof(uint32_t));
+		/* Only the anchor is reserved: the scratch pages get frames mapped. */
+		scratch = uva_alloc(self_hart(), SCRATCH_LEN);
+		r = scratch ? mem_reserve(scratch + SP_BATCH * PG, PG) : -E_NOMEM;
+		if (scratch && r)
+			uva_free(scratch, SCRATCH_LEN);
+	}
+	if (!r) {
+		sp->scratch = (uint8_t *)scratch;
+		*(volatile uint64_t *)(scratch + SP_BATCH * PG) = 1;
+	}
+	for (unsigned k = 0; !r && k < SP_BATCH; k++)
+		if ((sp->fs[k] = slot_alloc()) < 0)
+			r = sp->fs[k];
+	if (!r)
+		r = pager_init(&sp->pg, &sp->ops, sp);
+	if (r)
+		release(sp);
 	return r;
 }
 
-long swap_pager_serve(long ep, uint64_t fault_badge, swap_msg_fn other, void *ctx)
+struct pager_client *swappager_attach(struct swappager *sp, long task, uint64_t base, long *err)
 {
-	uint64_t out[4] = { 0 };
-	struct sysret r = ipc(SYS_RECV, ep, out, SLOT_NONE);
-	for (;;) {
-		if (r.a0)
-			return r.a0;
-		uint64_t in[4] = { (uint64_t)r.a1, (uint64_t)r.a2, (uint64_t)r.a3, (uint64_t)r.a4 };
-		memset(out, 0, sizeof out);
-		if ((uint64_t)r.a5 == fault_badge) {
-			if (swap_pager_fault(in)) {
-				out[0] = FAULT_KILL;
-				ipc(SYS_REPLY, 0, out, SLOT_NONE);
-				return SWAP_CLIENT_KILLED;
-			}
-			out[0] = FAULT_RESUME;
-		} else if (other(r.a5, in, out, ctx)) {
-			return SWAP_STOP;    /* the caller answers this call */
-		}
-		r = ipc(SYS_REPLY_RECV, ep, out, SLOT_NONE);
+	if (sp->client) {
+		*err = -E_EXIST;
+		return NULL;
 	}
+	sp->client = pager_attach(&sp->pg, task, base, sp->pages * PG, PROT_R | PROT_W, NULL, err);
+	return sp->client;
 }
 
-void swap_pager_fini(struct swap_stats *st)
+void swappager_stats(const struct swappager *sp, struct swap_stats *st)
 {
-	if (sp.fs[0] >= 0) {
-		/* Every resident frame goes back with the client's mappings. */
-		struct region_op ops[2] = {
-			{ .op = ROP_UNMAP, .va = sp.base, .len = sp.len },
-			{ .op = ROP_MARK_INVALID, .va = sp.base, .len = sp.len },
-		};
-		scratch_drop();
-		region_txn(sp.rgn, sp.base, sp.base + sp.len, ops, 2);
-		for (unsigned k = 0; k < SP_BATCH; k++) {
-			cap_delete(sp.fs[k]);     /* free frames not handed out */
-			slot_release(sp.fs[k]);
-			sp.fs[k] = -1;
-		}
-		self_release(SP_SCRATCH_VA, SP_BATCH * PG + PG);
-		self_release(SP_META_VA, sp.meta_len);
-		self_release(SP_STORE_VA, sp.len);
-	}
-	sp.st.resident = sp.nalloc;
-	if (st)
-		*st = sp.st;
+	*st = sp->st;
+	st->faults = sp->pg.faults;
+	st->spurious = sp->pg.racing;
+	st->killed = sp->pg.killed;
+	st->resident = sp->nalloc;
+}
+
+void swappager_fini(struct swappager *sp)
+{
+	pager_fini(&sp->pg);      /* the window unmapped: the resident frames go */
+	sp->client = NULL;
+	release(sp);
 }
