@@ -463,7 +463,7 @@ int ipc_notice_post(struct endpoint *e, struct notice *n)
 	ep_lock(e);
 	struct thread *r = NULL;
 	if (!__atomic_load_n(&e->recv_caps, __ATOMIC_RELAXED)) {
-		;
+		kept = 0;      /* nobody can ever receive here: dropped */
 	} else if ((r = q_pop(&e->receivers, &e->receivers_tail))) {
 		notice_deliver(n, r);
 		wake(r);

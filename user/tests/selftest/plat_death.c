@@ -90,11 +90,14 @@ static int death_child(void)
 	return 64;
 }
 
-/* ROLE_DEATH_WATCHER: a second watcher. The given cap is the parent's
+/* ROLE_DEATH_WATCHER: another watcher. The given cap is the parent's
  * endpoint (R_SEND | R_GRANT, badge B_W). We hand the parent an endpoint
  * of ours (a call carrying it), receive on it the task cap to watch and a
- * cap to notify (two sends), register, report the result in a call
- * (w0), and exit 0: the registration outlives us. */
+ * cap to notify (two sends), then: register; try to create an endpoint
+ * (w1: the registration counts against our endpoint quota); cancel (w2);
+ * create one again (w3: the cancel gave it back) and delete it; register
+ * again (w0). We report w0..w3 in a call and exit 0: the registration
+ * outlives us. */
 static int death_watcher(void)
 {
 	if (given_cap_type() != CAP_ENDPOINT)
@@ -111,6 +114,13 @@ static int death_watcher(void)
 	r = ipc(SYS_RECV, mine, w, note);
 	if (r.a0 || !(r.a6 & IPC_GOT_CAP))
 		return 74;
+	long tmp = slot_alloc();
+	sc2(SYS_TASK_NOTIFY, task, note);
+	w[1] = (uint64_t)ep_create(tmp);
+	cap_delete(tmp);
+	w[2] = (uint64_t)sc2(SYS_TASK_NOTIFY, task, SLOT_NONE);
+	w[3] = (uint64_t)ep_create(tmp);
+	cap_delete(tmp);
 	w[0] = (uint64_t)sc2(SYS_TASK_NOTIFY, task, note);
 	if (ipc(SYS_CALL, SLOT_GIVEN, w, SLOT_NONE).a0)
 		return 75;
@@ -222,8 +232,8 @@ static void queued_caller(void *a)
 
 /* Spawn a ROLE_DEATH_WATCHER with an endpoint quota of eps (its own
  * endpoint takes one), have it register a notice on `task` through wn
- * (badge B_WNOTE), and wait for it to exit. 0 with its SYS_TASK_NOTIFY
- * result in *res, or why not (the watcher is killed and reaped then). */
+ * (badge B_WNOTE), and wait for it to exit. 0 with its report in res[4]
+ * (its role says what), or why not (the watcher is killed and reaped). */
 static long watcher_run(long ep, long wg, long wn, long task, int eps, long *res)
 {
 	long wt = slot_alloc(), we = slot_alloc(), r;
@@ -241,7 +251,7 @@ static long watcher_run(long ep, long wg, long wn, long task, int eps, long *res
 	if (!r) {
 		m = ipc_timed(SYS_RECV_TIMED, ep, w, SLOT_NONE, NOTE_WAIT_US);
 		r = m.a0 ? m.a0 : (uint64_t)m.a5 != B_W ? -E_INVAL : 0;
-		*res = m.a1;
+		res[0] = m.a1, res[1] = m.a2, res[2] = m.a3, res[3] = m.a4;
 	}
 	r = r ? r : ipc(SYS_REPLY, 0, w, SLOT_NONE).a0;
 	if (r)
@@ -373,20 +383,25 @@ int plat_death_notice(char *why)
 	CK(sc1(SYS_REPLY_SAVE, vr) == 0, "save the victim's reply");   /* we receive others meanwhile */
 	n0 = notices_now();
 	CK(notify(task, dn) == 0, "our notify");
-	long res = 1;
-	CK((r = watcher_run(ep, wg, wn, task, 1, &res)) == 0, "watcher with 1 endpoint: %s", err_name(r));
-	CK(res == -E_QUOTA, "watcher's notify with its endpoint quota used up: %s", err_name(res));
+	/* The watcher reports: notify, ep_create while registered, cancel,
+	 * ep_create after it (see its role). */
+	long res[4];
+	CK((r = watcher_run(ep, wg, wn, task, 1, res)) == 0, "watcher with 1 endpoint: %s", err_name(r));
+	CK(res[0] == -E_QUOTA && res[1] == -E_QUOTA && res[2] == -E_NOENT && res[3] == -E_QUOTA,
+	   "watcher with its endpoint quota used up: notify %s, cancel %s", err_name(res[0]),
+	   err_name(res[2]));
 	CK(notices_now() == n0 + 1, "a refused notify made a notice (%lu -> %lu)", n0, notices_now());
 	for (int k = 1; k < NOTIFY_WATCHERS_MAX; k++) {
-		res = 1;
-		CK((r = watcher_run(ep, wg, wn, task, 2, &res)) == 0, "watcher %d: %s", k, err_name(r));
-		CK(res == 0, "watcher %d's notify: %s", k, err_name(res));
+		CK((r = watcher_run(ep, wg, wn, task, 2, res)) == 0, "watcher %d: %s", k, err_name(r));
+		CK(res[0] == 0 && res[1] == -E_QUOTA && res[2] == 0 && res[3] == 0,
+		   "watcher %d: notify %s, ep_create while registered %s, cancel %s, ep_create after %s", k,
+		   err_name(res[0]), err_name(res[1]), err_name(res[2]), err_name(res[3]));
 	}
 	CK(notices_now() == n0 + NOTIFY_WATCHERS_MAX, "notices %lu -> %lu with %d watchers gone", n0,
 	   notices_now(), NOTIFY_WATCHERS_MAX - 1);
-	res = 1;
-	CK((r = watcher_run(ep, wg, wn, task, 2, &res)) == 0, "one watcher more: %s", err_name(r));
-	CK(res == -E_BUSY, "watcher past NOTIFY_WATCHERS_MAX: %s", err_name(res));
+	CK((r = watcher_run(ep, wg, wn, task, 2, res)) == 0, "one watcher more: %s", err_name(r));
+	CK(res[0] == -E_BUSY && res[1] == 0 && res[2] == -E_NOENT, "watcher past NOTIFY_WATCHERS_MAX: %s",
+	   err_name(res[0]));
 	CK(victim_go(DC_WRITE, 0, vr) == 0, "answer");
 	slot_drop(&vr);
 	int got_ours = 0, got_theirs = 0;
