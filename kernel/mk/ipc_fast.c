@@ -98,18 +98,17 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 		if (extra != (uint64_t)SLOT_NONE)
 			return h;
 	} else if (nr == SYS_REPLY_RECV) {
-		if (extra != (uint64_t)SLOT_NONE && extra >= CSPACE_FIXED_SLOTS &&
+		if (__builtin_expect(extra != (uint64_t)SLOT_NONE && extra >= CSPACE_FIXED_SLOTS, 0) &&
 		    (extra >= CSPACE_MAX_SLOTS || !cspace_chunk(this_rq()->cur->task, extra)))
 			return h;
 	} else {
 		return h;
 	}
-	if (slot >= CSPACE_MAX_SLOTS)
-		return h;
 	struct rq *rq = this_rq();
 	struct thread *me = rq->cur;
 	struct task *t = me->task;
-	/* The cap, read with no lock (ipc.c ep_cap_lock). */
+	/* The cap, read with no lock (ipc.c ep_cap_lock); a slot out of range
+	 * reads as empty. */
 	struct ep_snap s;
 	if (ep_snap_read(t, slot, &s) || s.type != CAP_ENDPOINT)
 		return h;

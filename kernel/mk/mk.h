@@ -533,12 +533,12 @@ struct cchunk *cspace_chunk(const struct task *t, unsigned long slot)
 /* A sequence count that stays 0: the one of a slot whose chunk is not
  * there (cap.c). */
 extern const uint32_t cseq_absent;
-/* Needs: slot < CSPACE_MAX_SLOTS. Read t's cap in slot between two looks
- * at the slot's sequence count (cap.c slot_write_*): 0 when both were the
- * same even value, so *s is one cap as installed (of any type, CAP_NULL
- * for a slot in a chunk not added yet); -1 when the slot was being
- * written or changed meanwhile (read again or give up). A slot below
- * CSPACE_FIXED_SLOTS costs one compare more than a fixed table did. */
+/* Read t's cap in slot between two looks at the slot's sequence count
+ * (cap.c slot_write_*): 0 when both were the same even value, so *s is
+ * one cap as installed (of any type; CAP_NULL for a slot in a chunk not
+ * added yet or out of range); -1 when the slot was being written or
+ * changed meanwhile (read again or give up). A fixed slot costs the one
+ * compare a range check of the fixed table did. */
 static inline __attribute__((always_inline))
 int ep_snap_read(const struct task *t, unsigned long slot, struct ep_snap *s)
 {
@@ -548,7 +548,7 @@ int ep_snap_read(const struct task *t, unsigned long slot, struct ep_snap *s)
 		c = &t->cspace[slot];
 		sq = &t->cseq[slot];
 	} else {
-		const struct cchunk *k = cspace_chunk(t, slot);
+		const struct cchunk *k = slot < CSPACE_MAX_SLOTS ? cspace_chunk(t, slot) : NULL;
 		if (!k) {
 			s->sq = &cseq_absent;
 			s->seq = 0;
