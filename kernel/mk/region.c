@@ -251,9 +251,14 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	struct cchunk *spare[REGION_MAX_OPS];
 	for (long i = 0; i < n; i++)
 		spare[i] = NULL;
-	for (long i = 0; !err && i < n; i++)
-		if (ops[i].op == ROP_EVICT)
+	for (long i = 0; !err && i < n; i++) {
+		int again = 0;      /* an earlier op made this slot's chunk ready */
+		for (long j = 0; j < i && ops[i].arg >= CSPACE_FIXED_SLOTS; j++)
+			again |= spare[j] && (ops[j].arg - CSPACE_FIXED_SLOTS) / CCHUNK_SLOTS ==
+						     (ops[i].arg - CSPACE_FIXED_SLOTS) / CCHUNK_SLOTS;
+		if (ops[i].op == ROP_EVICT && !again)
 			err = cspace_prepare(t, ops[i].arg, &spare[i]);
+	}
 	for (long i = 0; i < n; i++) {
 		if (err)
 			cspace_unprepare(t, spare[i]);

@@ -8,7 +8,9 @@
  * Then, its frame quota used up exactly, every call that would need a new
  * chunk (copy, mint, endpoint and frame creation, thread creation, a
  * receive slot) fails with E_QUOTA and changes nothing; one frame freed,
- * the same copy goes into the last slot of all and IPC works through it.
+ * the same copy goes into the last slot of all and IPC works through it;
+ * another freed, one transaction evicts two pages into two slots of one
+ * new chunk.
  * The child exits holding everything; once it is reaped the kernel
  * counters (free frames included) are back.
  *
@@ -26,6 +28,7 @@
  * the 1000 frames and 61 chunks, a thread stack; what is left it fills
  * with frame caps in slots of chunks it has (at most 1000 of them). */
 #define PC_FRAMES 1500
+#define PC_VA     0x5c000000UL      /* two pages mapped from frame caps, evicted at the end */
 
 static long pc_slot[PC_CAPS];
 static struct {
@@ -137,6 +140,17 @@ int plat_cspace_child(void)
 	PC(pc_call(pc_slot[PC_CAPS - 3], pc_slot[0], 7, CAP_FRAME));
 	PC(cap_info(pc_slot[0], &(struct cap_info){ 0 }) == 0);   /* a transfer copies */
 
+	/* Three pages mapped from frame caps (their page tables charged
+	 * now), the caps then dropped: the mappings hold the frames. The
+	 * third stays, so evicting the other two frees no page table. */
+	struct region_op mo[3] = {
+		{ .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = PC_VA, .arg = pc_slot[2] },
+		{ .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = PC_VA + 4096, .arg = pc_slot[4] },
+		{ .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = PC_VA + 8192, .arg = pc_slot[8] },
+	};
+	PC(region_txn(SLOT_SELF_AS, PC_VA, PC_VA + 3 * 4096, mo, 3) == 3);
+	PC(cap_delete(pc_slot[2]) == 0 && cap_delete(pc_slot[4]) == 0 && cap_delete(pc_slot[8]) == 0);
+
 	/* Fill the frame quota exactly: frames go into slots of chunks we
 	 * have (endpoint copies make room), so each costs one frame. */
 	used = pc_used(&quota, NULL);
@@ -177,6 +191,22 @@ int plat_cspace_child(void)
 	PC(cap_info(fresh, &ci) == 0 && ci.type == CAP_ENDPOINT);
 	PC(pc_used(NULL, &x2) == used && x2 == CSPACE_MAX_SLOTS);
 	PC(pc_call(fresh, SLOT_NONE, 41, 0));
+
+	/* One frame left: one transaction evicts both pages into two slots
+	 * of one chunk not there yet. It needs that one chunk only. */
+	PC(cap_delete(pc_slot[6]) == 0);
+	PC(pc_used(NULL, NULL) == used - 1);
+	long ev = CSPACE_MAX_SLOTS - 2 * CSPACE_CHUNK_SLOTS;
+	struct region_op eo[2] = {
+		{ .op = ROP_EVICT, .va = PC_VA, .arg = ev },
+		{ .op = ROP_EVICT, .va = PC_VA + 4096, .arg = ev + 1 },
+	};
+	PC(cap_info(ev, &ci) == -E_BADCAP);
+	PC(region_txn(SLOT_SELF_AS, PC_VA, PC_VA + 8192, eo, 2) == 2);
+	PC(eo[0].result == 0 && eo[1].result == 0);
+	PC(cap_info(ev, &ci) == 0 && ci.type == CAP_FRAME);
+	PC(cap_info(ev + 1, &ci) == 0 && ci.type == CAP_FRAME);
+	PC(pc_used(NULL, NULL) == used);
 	return 0;      /* exit holding it all: the reaper clears it */
 }
 
