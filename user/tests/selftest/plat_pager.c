@@ -726,9 +726,13 @@ int plat_pager_1000_deferred(char *why)
 	/* All held at once: each a distinct page, each with a reply cap. */
 	CK(mf.n == mf.want && pg.deferrals == mf.want && !mf.dup, "%u faults held of %u (%lu deferred, %d twice)",
 	   mf.n, mf.want, pg.deferrals, mf.dup);
-	for (unsigned i = 0; i < mf.n; i++)
+	for (unsigned i = 0; i < mf.n; i++) {
 		CK(mf.held[i]->reply >= 0 && cap_info(mf.held[i]->reply, &ci) == 0 && ci.type == CAP_REPLY,
 		   "held fault %u has no reply cap", i);
+		for (unsigned j = 0; j < i; j++)
+			CK(mf.held[i] != mf.held[j] && mf.held[i]->reply != mf.held[j]->reply,
+			   "held faults %u and %u share a record or a reply cap", j, i);
+	}
 	printf("  %u faults held at once (thread quota %ld, free thread structs %ld, MAX_THREADS %d)\n", mf.n,
 	       quota, free_structs, PP_KERNEL_MAX_THREADS);
 
