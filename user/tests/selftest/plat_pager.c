@@ -205,6 +205,7 @@ static int pp_many_client(long arg)
 	return mc.bad ? 6 : 0;
 }
 
+/* A client of these tests (child_main's dispatch): its exit status. */
 int plat_pager_role(long arg)
 {
 	switch (arg & 0xff) {
@@ -233,6 +234,7 @@ static struct {
 	int stop_any;                  /* any death stops the pager, not just the last */
 } pp;
 
+/* A new test: no clients yet, pager pg, clients attached by `attach`. */
 static void pp_reset(struct pager *pg, long (*attach)(unsigned, uint64_t *, uint64_t *))
 {
 	memset(&pp, 0, sizeof pp);
@@ -281,7 +283,7 @@ static long pp_message(struct pager *pg, uint64_t badge, const uint64_t w[4], ui
 	return 1;
 }
 
-/* libpager's `client_gone`. */
+/* libpager's `client_gone`: the test's hook, then client k counted dead. */
 static void pp_client_gone(struct pager *pg, struct pager_client *c, long status)
 {
 	(void)pg;
@@ -338,6 +340,7 @@ static void pp_reap(long *st, int kill)
 	}
 }
 
+/* Frames this task uses now (data, page tables, CSpace chunks), or -1. */
 static long self_frames(void)
 {
 	struct cap_info ci;
@@ -372,6 +375,7 @@ static const struct pager_ops pp_more_ops = { .message = pp_message, .client_gon
 
 static struct filepager pp_fp;
 
+/* Attach client k to the file pager: the image's size told, no key. */
 static long file_attach(unsigned k, uint64_t *len, uint64_t *key)
 {
 	long err = 0;
@@ -381,6 +385,7 @@ static long file_attach(unsigned k, uint64_t *len, uint64_t *key)
 	return pp.client[k] ? 0 : (err ? err : -E_INVAL);
 }
 
+/* The file pager, 4096 pages, 2 clients (the file's header). */
 int plat_file_4096_shared(char *why)
 {
 	const uint64_t size = PP_FILE_PAGES * PG;
@@ -438,6 +443,8 @@ static struct {
 	unsigned long calls, maps, made;
 } rc;
 
+/* Attach client k over the flags page and PP_RACE_ROUNDS race pages,
+ * the flags page mapped at once (shared with us). */
 static long race_attach(unsigned k, uint64_t *len, uint64_t *key)
 {
 	long err = 0;
@@ -484,6 +491,7 @@ static int race_fault(struct pager *pg, struct pager_fault *f)
 	return PAGER_RESUME;
 }
 
+/* Two threads, one page, PP_RACE_ROUNDS times (the file's header). */
 int plat_pager_racing(char *why)
 {
 	static const struct pager_ops ops = { .fault = race_fault, .message = pp_message,
@@ -549,6 +557,7 @@ static struct {
 	int gone_calls, reply_freed;   /* client_gone seen; the reply was gone then */
 } dd;
 
+/* Attach client k over one page; its key is DD_KEY + k. */
 static long dd_attach(unsigned k, uint64_t *len, uint64_t *key)
 {
 	long err = 0;
@@ -585,6 +594,7 @@ static void dd_gone(unsigned k, long status)
 			 cap_info(dd.reply, &ci) == -E_BADCAP;
 }
 
+/* A held fault's client killed, then a client served (the file's header). */
 int plat_pager_deferred_death(char *why)
 {
 	static const struct pager_ops ops = { .fault = dd_fault, .message = pp_message,
@@ -660,6 +670,7 @@ static struct {
 
 static uint64_t many_key(unsigned k) { return 0x6d616e7900000000ULL + ((uint64_t)k << 24); }
 
+/* Attach client k over a page for each of its threads; key many_key(k). */
 static long many_attach(unsigned k, uint64_t *len, uint64_t *key)
 {
 	long err = 0;
@@ -687,6 +698,8 @@ static int many_fault(struct pager *pg, struct pager_fault *f)
 	return PAGER_DEFER;
 }
 
+/* Every fault the thread limits allow, held at once, answered last first
+ * (the file's header). */
 int plat_pager_1000_deferred(char *why)
 {
 	static const struct pager_ops ops = { .fault = many_fault, .message = pp_message,
@@ -714,6 +727,7 @@ int plat_pager_1000_deferred(char *why)
 	pp.stop_any = 1;              /* a client dead early never faults: stop then */
 	for (unsigned k = 0; k < PP_MANY_CLIENTS; k++) {
 		mf.pages[k] = avail / PP_MANY_CLIENTS + (k < (unsigned)(avail % PP_MANY_CLIENTS));
+		CK(mf.pages[k] <= PP_MANY_PAGES_MAX, "%ld threads for one client", mf.pages[k]);
 		/* Its image and stack, and a few pages for each thread's stack
 		 * and page tables. */
 		long q = QUOTA(96 + 4 * mf.pages[k], mf.pages[k], 1, 0);

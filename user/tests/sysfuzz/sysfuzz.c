@@ -5,7 +5,8 @@
  * badged mint each, handed over with spawn's `give`). In every child:
  *  - 3 workers issue random syscalls with random and stale caps, wild
  *    pointers and random words (most calls non-blocking; they count the
- *    "calls" of the last line). Their only memory authority is a region cap
+ *    "calls" of the last line; a spawn also gets a wild extension in a6).
+ *    Their only memory authority is a region cap
  *    over a scratch window, and they never name slots ZONE_LO and above,
  *    where the threads below keep the caps they track;
  *  - a client and a server thread talk to the siblings over E (call, send,
@@ -15,14 +16,22 @@
  *    hold in its task, and both sides check words and badges;
  *  - an oracle thread (with a pinger, a catcher and a transaction helper)
  *    builds calls that lack the cap or the right they need and expects
- *    -E_BADCAP / -E_PERM (-E_INVAL for W^X). A success is an authority
+ *    -E_BADCAP / -E_PERM (-E_INVAL for W^X; a spawn without a kernel cap
+ *    may carry a random extension, whose own error also counts as refused). A success is an authority
  *    violation; any other error an "unexpected result". It also checks that
  *    a message is authorized at delivery and that a region transaction that
  *    passed decode completes before the revoke of its cap returns.
  * A page init maps into each child carries its progress and its counts.
- * init itself checks kernel and console cap rights, pins one heartbeat
- * thread to each hart and ends the run if a hart (or a child) stops making
- * progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
+ * init itself checks kernel and console cap rights; spawns through
+ * SYS_TASK_SPAWN's extension with random argument blocks (too long, no
+ * pointer, unreadable or crossing into an unmapped page, last string not
+ * ended, too many strings, or good) and random kernel and console slots,
+ * expecting E_INVAL / E_FAULT / E_BADCAP (E_PERM through a kernel cap
+ * without CONTROL), or a child that reports exactly the strings and caps
+ * it was given (each reaped); calls DBG_NAME with random kinds, indexes,
+ * sizes and buffers (E_INVAL, E_NOENT, E_FAULT, or the entry's exact
+ * bytes). It pins one heartbeat thread to each hart and ends the run if
+ * a hart (or a child) stops making progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
  * endpoint of its own, and after the round expects exactly one per child,
  * with the status its wait returned. At the end every kernel counter must
  * be back where it was. */
@@ -44,7 +53,7 @@
 #define SHARE_VA 0x6f000000UL           /* child: the page init shares with it */
 #define PSHARE_VA 0x50000000UL          /* init: the children's pages */
 #define SHARE_MAGIC 0x5359534655ULL
-#define ROLE_NOP 0xfe                   /* spawned by a check that should fail: exits */
+#define ROLE_NOP 0xfe                   /* spawned by a check: exits saying what it got (nop_status) */
 #define HART_STALL (10 * TPS)
 #define KID_STALL (30 * TPS)
 #define MAX_HB 16
@@ -1556,6 +1565,7 @@ static int nop_status(int argc, const uint32_t crc, int kernel, unsigned krights
 	       (console ? NOP_CONSOLE | (int)(crights & 3) << 27 : 0);
 }
 
+/* ROLE_NOP: exit with what we got (nop_status). */
 static int nop_child(int argc, char **argv)
 {
 	uint32_t crc = 0;
@@ -1611,6 +1621,7 @@ static struct {
 	long names, named;
 } xs;
 
+/* Count a spawn's refusal by its error. */
 static void count_result(long r)
 {
 	xs.inval += r == -E_INVAL;
@@ -1686,12 +1697,15 @@ static void spawn_ext_checks(uint64_t *s, int n)
 /* DBG_NAME's entries (kind, index): how many of each kind, and each
  * one's length and CRC-32 as a big buffer gets it. */
 #define DN_MAX 128
+/* DBG_NAME through our kernel cap: its result. */
 static long dbg_name(uint64_t which, uint64_t buf, uint64_t size)
 {
 	return sc6(SYS_DEBUG, SLOT_KERNEL, DBG_NAME, (long)which, (long)buf, (long)size, 0);
 }
 static struct { int n[2]; long len[2][DN_MAX]; uint32_t crc[2][DN_MAX]; } dn;
 
+/* Fill dn: each kind's entries, read whole into the XP page, until
+ * E_NOENT (anything else is an unexpected result). */
 static void dbg_name_table(void)
 {
 	char *buf = (char *)XP_VA;
