@@ -223,7 +223,22 @@ fail:
 	return NULL;
 }
 
-/* Forget c: out of the list, its region cap dropped, freed. */
+/* Drop c's deferred faults: each one's reply cap freed now (the thread
+ * is gone with its task, or fails its call if it is not), its client
+ * NULL; the records stay until pager_resume / pager_kill frees them. */
+static void drop_deferred(struct pager_client *c)
+{
+	for (struct pager_fault *f = c->pager->deferred; f; f = f->next)
+		if (f->client == c) {
+			cap_delete(f->reply);
+			slot_release(f->reply);
+			f->reply = -1;
+			f->client = NULL;
+		}
+}
+
+/* Forget c: out of the list, its deferred faults dropped, its region cap
+ * dropped, freed. */
 static void client_free(struct pager_client *c)
 {
 	struct pager *pg = c->pager;
@@ -232,13 +247,7 @@ static void client_free(struct pager_client *c)
 			*p = c->next;
 			break;
 		}
-	for (struct pager_fault *f = pg->deferred; f; f = f->next)
-		if (f->client == c) {
-			cap_delete(f->reply);      /* the thread is gone with its task */
-			slot_release(f->reply);
-			f->reply = -1;
-			f->client = NULL;
-		}
+	drop_deferred(c);
 	cap_delete(c->region);
 	slot_release(c->region);
 	pg->live--;
@@ -360,7 +369,8 @@ static long on_fault(struct pager *pg, unsigned id, const struct sysret *m)
 	return FAULT_RESUME;
 }
 
-/* A death notice for attachment id: every attachment of that task goes. */
+/* A death notice for attachment id: every attachment of that task goes,
+ * its deferred faults dropped before client_gone sees it. */
 static void on_death(struct pager *pg, unsigned id, long status)
 {
 	struct pager_client *c = fault_client(pg, id);
@@ -369,6 +379,7 @@ static void on_death(struct pager *pg, unsigned id, long status)
 	long task = c->task;
 	pg->deaths++;
 	while ((c = client_of_task(pg, task))) {
+		drop_deferred(c);
 		if (pg->ops->client_gone)
 			pg->ops->client_gone(pg, c, status);
 		client_free(c);

@@ -7,10 +7,12 @@
  * (client, offset in the range, access kind, the page's status), and the
  * callback fixes the page with the range helpers below (pager_supply,
  * pager_map, pager_zero ...) and returns PAGER_RESUME, PAGER_KILL or
- * PAGER_DEFER (answer later with pager_resume). A page that a racing fault
- * of another thread has mapped meanwhile resumes without the callback. A
- * client that dies has its deferred faults dropped (their reply caps
- * freed at once), its range detached, and `client_gone` called.
+ * PAGER_DEFER (answer later with pager_resume). A fault on a page that a
+ * racing fault of another thread has mapped meanwhile resumes as soon as
+ * the callback's map finds the page mapped (it returns that -E_EXIST):
+ * no page is made or mapped twice. A client that dies has its deferred
+ * faults dropped (their reply caps freed at once), then `client_gone`
+ * called, then its range detached.
  *
  * One thread serves a pager: no callback runs concurrently with another.
  * Tutorial: docs/writing-a-pager.md. */

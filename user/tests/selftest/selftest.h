@@ -73,6 +73,14 @@ int plat_spawn_args(char *why);
 int plat_spawn_child(int argc, char **argv);
 int plat_caps_2000(char *why);
 int plat_cspace_child(void);
+/* libpager and the file pager at scale and at their edges (plat_pager.c);
+ * its clients' roles (the high bits of ROLE_PP_MANY's: its threads). */
+enum { ROLE_PP_FILE = 208, ROLE_PP_RACE, ROLE_PP_TOUCH, ROLE_PP_MANY };
+int plat_pager_role(long arg);
+int plat_file_4096_shared(char *why);
+int plat_pager_racing(char *why);
+int plat_pager_deferred_death(char *why);
+int plat_pager_1000_deferred(char *why);
 
 int pg_fault_message(char *why);
 int pg_fault_kill_reply(char *why);

@@ -5,7 +5,8 @@
  * badged mint each, handed over with spawn's `give`). In every child:
  *  - 3 workers issue random syscalls with random and stale caps, wild
  *    pointers and random words (most calls non-blocking; they count the
- *    "calls" of the last line). Their only memory authority is a region cap
+ *    "calls" of the last line; a spawn also gets a wild extension in a6).
+ *    Their only memory authority is a region cap
  *    over a scratch window, and they never name slots ZONE_LO and above,
  *    where the threads below keep the caps they track;
  *  - a client and a server thread talk to the siblings over E (call, send,
@@ -15,14 +16,22 @@
  *    hold in its task, and both sides check words and badges;
  *  - an oracle thread (with a pinger, a catcher and a transaction helper)
  *    builds calls that lack the cap or the right they need and expects
- *    -E_BADCAP / -E_PERM (-E_INVAL for W^X). A success is an authority
+ *    -E_BADCAP / -E_PERM (-E_INVAL for W^X; a spawn without a kernel cap
+ *    may carry a random extension, whose own error also counts as refused). A success is an authority
  *    violation; any other error an "unexpected result". It also checks that
  *    a message is authorized at delivery and that a region transaction that
  *    passed decode completes before the revoke of its cap returns.
  * A page init maps into each child carries its progress and its counts.
- * init itself checks kernel and console cap rights, pins one heartbeat
- * thread to each hart and ends the run if a hart (or a child) stops making
- * progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
+ * init itself checks kernel and console cap rights; spawns through
+ * SYS_TASK_SPAWN's extension with random argument blocks (too long, no
+ * pointer, unreadable or crossing into an unmapped page, last string not
+ * ended, too many strings, or good) and random kernel and console slots,
+ * expecting E_INVAL / E_FAULT / E_BADCAP (E_PERM through a kernel cap
+ * without CONTROL), or a child that reports exactly the strings and caps
+ * it was given (each reaped); calls DBG_NAME with random kinds, indexes,
+ * sizes and buffers (E_INVAL, E_NOENT, E_FAULT, or the entry's exact
+ * bytes). It pins one heartbeat thread to each hart and ends the run if
+ * a hart (or a child) stops making progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
  * endpoint of its own, and after the round expects exactly one per child,
  * with the status its wait returned. At the end every kernel counter must
  * be back where it was. */
@@ -44,7 +53,7 @@
 #define SHARE_VA 0x6f000000UL           /* child: the page init shares with it */
 #define PSHARE_VA 0x50000000UL          /* init: the children's pages */
 #define SHARE_MAGIC 0x5359534655ULL
-#define ROLE_NOP 0xfe                   /* spawned by a check that should fail: exits */
+#define ROLE_NOP 0xfe                   /* spawned by a check: exits saying what it got (nop_status) */
 #define HART_STALL (10 * TPS)
 #define KID_STALL (30 * TPS)
 #define MAX_HB 16
@@ -59,6 +68,7 @@ enum {
 	CK_LATE_REVOKE, CK_TXN_REVOKE, CK_XT_REVOKED, CK_XT_RIGHTS, CK_IPC,
 	CK_P_GIVE_KERNEL, CK_P_KERNEL_RIGHTS, CK_P_CONSOLE_RIGHTS,
 	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE, CK_TASK_NOTIFY,
+	CK_P_SPAWN_EXT, CK_P_SPAWN_CHILD, CK_P_DBG_NAME,
 	CK_SETUP,
 	NCK
 };
@@ -83,6 +93,9 @@ static const char *const ck_name[NCK] = {
 	"fault endpoint set without CONTROL", "empty task created without CONTROL",
 	"clone without QUERY+MAP on the source or MAP on the target",
 	"death notice asked for without CONTROL",
+	"spawn with a bad extension (args block, kernel or console slot)",
+	"spawned child's arguments or handed caps not the ones given",
+	"debug name with a bad kind, index, size or buffer",
 	"fixture set-up",
 };
 
@@ -134,6 +147,119 @@ static void expect_txn(int ck, long r, const struct region_op *o, long e1, long 
 		return;
 	}
 	expect(ck, o->result, e1, e2);
+}
+
+/* ---- SYS_TASK_SPAWN's extension (struct spawn_ext) ---- */
+
+/* Addresses no task of ours has mapped (the kernel's half, non-canonical,
+ * page 0, the top of the address space, the hole past init's XP page);
+ * copies from them fail, and so do copies that wrap around. */
+#define XP_VA 0x52000000UL              /* init: one page, mapped; the next one never is */
+#define XP_HOLE (XP_VA + 4096)
+#define XP_ARGS 256                     /* where argument blocks may start in it */
+static const uint64_t unreadable[] = {
+	8, 0xff8, 0xffffffc000000000UL, 0xffffffff80200000UL, 0x8000000000000000UL,
+	~0UL - 4095, ~0UL - 7, XP_HOLE, XP_HOLE + 0x800,
+};
+static uint64_t unreadable_ptr(uint64_t *s) { return unreadable[rnd(s) % (sizeof unreadable / sizeof unreadable[0])]; }
+
+/* Fill buf[0..) with a good argument block: up to SPAWN_ARGC_MAX strings of
+ * nonzero bytes, each NUL-ended, SPAWN_ARGS_MAX bytes at most (now and
+ * then exactly that many strings, or exactly that many bytes). Its
+ * length; its string count in *argc. */
+static size_t args_good(uint64_t *s, char *buf, int *argc)
+{
+	size_t len = 0;
+	int n = (int)(rnd(s) % (SPAWN_ARGC_MAX + 1)), full = rnd(s) % 8 == 0;
+	if (rnd(s) % 8 == 0)
+		n = SPAWN_ARGC_MAX;
+	*argc = 0;
+	for (int i = 0; i < n; i++) {
+		size_t l = full && i == n - 1 ? SPAWN_ARGS_MAX - 1 - len : rnd(s) % 24;
+		if (len + l + 1 > SPAWN_ARGS_MAX)
+			break;
+		for (size_t k = 0; k < l; k++)
+			buf[len + k] = (char)(1 + rnd(s) % 255);
+		buf[len + l] = 0;
+		len += l + 1;
+		(*argc)++;
+	}
+	return len;
+}
+
+/* A random argument block for *e (its kernel and console fields left to
+ * the caller): good (0 back, with argc and the block's CRC-32 in *argc,
+ * *crc) or broken in one way, and the error SYS_TASK_SPAWN must give for
+ * it: a block longer than SPAWN_ARGS_MAX or with a NULL pointer, one
+ * without its last NUL, one of more than SPAWN_ARGC_MAX strings (E_INVAL);
+ * one that is not readable (E_FAULT), all or (with `edge`, the end of a
+ * readable page before an unmapped one: the end of buf) partly. The
+ * block goes in buf, `size` bytes (more than SPAWN_ARGS_MAX). */
+static long args_random(uint64_t *s, struct spawn_ext *e, char *buf, size_t size, uint64_t edge,
+			int *argc, uint32_t *crc)
+{
+	char blk[SPAWN_ARGS_MAX];
+	size_t len = args_good(s, blk, argc);
+	long err = 0;
+	*crc = 0;
+	e->args = buf + rnd(s) % (size - SPAWN_ARGS_MAX);
+	switch (rnd(s) % 10) {
+	case 0:                       /* too long: the pointer does not matter */
+		e->args_len = rnd(s) % 2 ? SPAWN_ARGS_MAX + 1 + rnd(s) % 4096 : rnd(s) | 1UL << 63;
+		e->args = rnd(s) % 2 ? e->args : (const char *)unreadable_ptr(s);
+		return -E_INVAL;
+	case 1:                       /* a length and no pointer */
+		e->args = NULL;
+		e->args_len = 1 + rnd(s) % SPAWN_ARGS_MAX;
+		return -E_INVAL;
+	case 2:                       /* unreadable, or crossing into a hole */
+		e->args_len = len ? len : 1 + rnd(s) % SPAWN_ARGS_MAX;
+		if (edge && rnd(s) % 2 && e->args_len > 1) {
+			e->args = (const char *)(edge - 1 - rnd(s) % (e->args_len - 1));
+			memcpy((char *)e->args, blk, edge - (uint64_t)e->args);
+		} else {
+			e->args = (const char *)unreadable_ptr(s);
+		}
+		return -E_FAULT;
+	case 3:                       /* the last string does not end */
+		if (!len)
+			len = 1 + rnd(s) % SPAWN_ARGS_MAX;
+		for (size_t k = 0; k < len; k++)
+			if (!blk[k] && rnd(s) % 2)
+				blk[k] = (char)(1 + rnd(s) % 255);
+		blk[len - 1] = (char)(1 + rnd(s) % 255);
+		err = -E_INVAL;
+		break;
+	case 4: {                     /* too many strings */
+		size_t n = SPAWN_ARGC_MAX + 1 + rnd(s) % (SPAWN_ARGS_MAX - SPAWN_ARGC_MAX), per = SPAWN_ARGS_MAX / n;
+		len = 0;
+		for (size_t i = 0; i < n; i++) {
+			size_t l = rnd(s) % per;
+			for (size_t k = 0; k < l; k++)
+				blk[len + k] = (char)(1 + rnd(s) % 255);
+			blk[len + l] = 0;
+			len += l + 1;
+		}
+		err = -E_INVAL;
+		break;
+	}
+	case 5:                       /* nothing: any pointer goes */
+		len = 0;
+		*argc = 0;
+		if (rnd(s) % 2)
+			e->args = rnd(s) % 2 ? NULL : (const char *)unreadable_ptr(s);
+		break;
+	default:
+		if (edge && len && rnd(s) % 2)
+			e->args = (const char *)(edge - len);    /* ends right at the hole */
+		break;
+	}
+	e->args_len = len;
+	if (len)
+		memcpy((char *)e->args, blk, len);
+	if (!err)
+		*crc = crc32_update(0, blk, len);
+	return err;
 }
 
 /* ================= the child ================= */
@@ -283,6 +409,15 @@ static void worker_fn(void *a)
 		}
 		if (nr == SYS_CAP_INFO && rnd(&s) % 2)
 			a1 = (long)SCRATCH + (long)(rnd(&s) % 100) * 8;
+		if (nr == SYS_TASK_SPAWN) {
+			/* a6: none, a wild pointer, or a wild extension. */
+			struct spawn_ext e = { (const char *)wild_ptr(&s), rnd(&s) % 4 ? rnd(&s) % 1024 : rnd(&s),
+					       slotify(wild_slot(&s)), slotify(wild_slot(&s)) };
+			long a6 = rnd(&s) % 3 == 0 ? 0 : rnd(&s) % 2 ? (long)wild_ptr(&s) : (long)&e;
+			sc7(nr, slotify(a0), slotify(a1), slotify(a2), slotify(a3), slotify(a4), slotify(a5), a6);
+			w->done_calls++;
+			continue;
+		}
 		a0 = slotify(a0);
 		a1 = slotify(a1);
 		a2 = slotify(a2);
@@ -672,13 +807,29 @@ static void ck_nocap(uint64_t *s)
 		r = sc6(SYS_DEBUG, slot == SLOT_KERNEL ? O_TASK_NC : slot, DBG_NCPUS, 0, 0, 0, 0);
 		expect(CK_DEBUG, r, E_BADCAP, 0);
 		break;
-	default:
+	default: {
+		/* With no extension, or a random one (checked first or not,
+		 * its own error is as good a refusal). */
+		static char xbuf[4096];
+		struct spawn_ext e = { .kernel = SLOT_NONE, .console = SLOT_NONE };
+		int argc;
+		uint32_t crc;
+		long xerr = 0, ext = 0;
+		if (rnd(s) % 2) {
+			xerr = args_random(s, &e, xbuf, sizeof xbuf, 0, &argc, &crc);
+			e.kernel = rnd(s) % 2 ? SLOT_NONE : wild_slot(s);
+			e.console = rnd(s) % 2 ? SLOT_NONE : wild_slot(s);
+			ext = rnd(s) % 8 ? (long)&e : (long)unreadable_ptr(s);
+			if (ext != (long)&e)
+				xerr = -E_FAULT;
+		}
 		cap_delete(O_TMP);
-		r = sc7(SYS_TASK_SPAWN, slot, self_module(), ROLE_NOP, O_TMP, QUOTA(32, 1, 0, 0), SLOT_NONE, 0);
-		expect(CK_SPAWN, r, E_BADCAP, 0);
+		r = sc7(SYS_TASK_SPAWN, slot, self_module(), ROLE_NOP, O_TMP, QUOTA(32, 1, 0, 0), SLOT_NONE, ext);
+		expect(CK_SPAWN, r, E_BADCAP, -xerr);
 		if (r >= 0)
 			reap_task(O_TMP);
 		break;
+	}
 	}
 }
 
@@ -1358,6 +1509,8 @@ static void parent_checks(uint64_t *s)
 		if (!(have & R_READ)) {
 			r = sc6(SYS_DEBUG, k, rnd(s) % 2 ? DBG_NCPUS : DBG_MMINFO, 0, 0, 0, 0);
 			expect(CK_P_KERNEL_RIGHTS, r, E_PERM, 0);
+			r = sc6(SYS_DEBUG, k, DBG_NAME, (long)(rnd(s) % 2), XP_VA, 4096, 0);
+			expect(CK_P_KERNEL_RIGHTS, r, E_PERM, 0);
 		}
 		if (!(have & R_WRITE)) {
 			r = sc6(SYS_DEBUG, k, DBG_KCMD, (long)"", 0, 0, 0);
@@ -1392,6 +1545,242 @@ static void parent_checks(uint64_t *s)
 	}
 	slot_release(k);
 	slot_release(d);
+}
+
+/* ROLE_NOP's exit status when it runs (a spawn that worked): what it got,
+ * NOP_MARK | its argc << 16 | the low half of its arguments' CRC-32 (the
+ * strings back to back, NULs included), NOP_KERNEL | the rights code of
+ * its kernel cap << 23 if it has one, NOP_CONSOLE | its console cap's
+ * rights << 27 if it has one. */
+#define NOP_MARK (1 << 29)
+#define NOP_KERNEL (1 << 22)
+#define NOP_CONSOLE (1 << 26)
+static int rights_code(unsigned r) { return (int)(r & (R_READ | R_WRITE)) | (r & R_CONTROL ? 4 : 0); }
+
+static int nop_status(int argc, const uint32_t crc, int kernel, unsigned krights, int console,
+		      unsigned crights)
+{
+	return NOP_MARK | (argc & 0x3f) << 16 | (int)(crc & 0xffff) |
+	       (kernel ? NOP_KERNEL | rights_code(krights) << 23 : 0) |
+	       (console ? NOP_CONSOLE | (int)(crights & 3) << 27 : 0);
+}
+
+/* ROLE_NOP: exit with what we got (nop_status). */
+static int nop_child(int argc, char **argv)
+{
+	uint32_t crc = 0;
+	for (int i = 0; i < argc; i++)
+		crc = crc32_update(crc, argv[i], strlen(argv[i]) + 1);
+	struct cap_info k, c;
+	int hk = cap_info(SLOT_KERNEL, &k) == 0 && k.type == CAP_KERNEL;
+	int hc = cap_info(SLOT_CONSOLE, &c) == 0 && c.type == CAP_CONSOLE;
+	return nop_status(argc, crc, hk, hk ? k.rights : 0, hc, hc ? c.rights : 0);
+}
+
+/* A kernel-or-console slot for a spawn extension: none, one of the right
+ * type (ours, or a mint with random rights into *mint), or one that holds
+ * no such cap (empty, out of range, another type). The expected error
+ * (E_BADCAP or 0) back; with a cap, whether there is one and its rights in
+ * *has, *rights. */
+static long ext_slot(uint64_t *s, long own, int type, unsigned all, long mint, long *slot, int *has,
+		     unsigned *rights)
+{
+	static const long other[] = { SLOT_SELF_TASK, SLOT_SELF_AS, SLOT_KERNEL, SLOT_CONSOLE, SLOT_GIVEN,
+				      CSPACE_MAX_SLOTS, CSPACE_MAX_SLOTS - 1, -2, 1L << 40, -(1L << 40) };
+	struct cap_info ci;
+	*has = 0;
+	*rights = 0;
+	switch (rnd(s) % 6) {
+	case 0:
+	case 1:
+		*slot = SLOT_NONE;
+		return 0;
+	case 2:
+		*slot = own;
+		break;
+	case 3: {
+		unsigned r = (unsigned)rnd(s) & all;
+		cap_delete(mint);
+		*slot = cap_mint(own, mint, r ? r : all, 0, 0, 0) ? own : mint;
+		break;
+	}
+	default:
+		*slot = rnd(s) % 2 ? other[rnd(s) % (sizeof other / sizeof other[0])] : (long)(rnd(s) % 300);
+		break;
+	}
+	if (cap_info(*slot, &ci) || (int)ci.type != type)
+		return -E_BADCAP;
+	*has = 1;
+	*rights = ci.rights;
+	return 0;
+}
+
+/* What the extension and DBG_NAME checks saw (init's own). */
+static struct {
+	long spawns, started, inval, fault, badcap, perm;
+	long names, named;
+} xs;
+
+/* Count a spawn's refusal by its error. */
+static void count_result(long r)
+{
+	xs.inval += r == -E_INVAL;
+	xs.fault += r == -E_FAULT;
+	xs.badcap += r == -E_BADCAP;
+	xs.perm += r == -E_PERM;
+}
+
+/* Spawns through the extension with random (mostly broken) argument
+ * blocks and kernel and console slots: each refused with the block's
+ * error (E_INVAL, E_FAULT) or E_BADCAP for a slot, or it works and the
+ * child says it got exactly the block and caps given; every task made is
+ * reaped. Also through a kernel cap without CONTROL (E_PERM, or the
+ * block's error). */
+static void spawn_ext_checks(uint64_t *s, int n)
+{
+	long d = slot_alloc(), km = slot_alloc(), cm = slot_alloc(), kn = slot_alloc();
+	char *xp = (char *)XP_VA;
+	for (int i = 0; i < n; i++) {
+		/* The extension in the page's first XP_ARGS bytes, the block after. */
+		struct spawn_ext *e = (struct spawn_ext *)(xp + 8 * (rnd(s) % 16));
+		struct spawn_ext ee;
+		int argc = 0, hk, hc;
+		uint32_t crc = 0;
+		unsigned kr, cr;
+		long xerr = args_random(s, &ee, xp + XP_ARGS, 4096 - XP_ARGS, XP_HOLE, &argc, &crc);
+		long kerr = ext_slot(s, SLOT_KERNEL, CAP_KERNEL, R_READ | R_WRITE | R_CONTROL, km, &ee.kernel, &hk, &kr);
+		long cerr = ext_slot(s, SLOT_CONSOLE, CAP_CONSOLE, R_READ | R_WRITE, cm, &ee.console, &hc, &cr);
+		long ext = (long)e, serr = kerr ? kerr : cerr, kslot = SLOT_KERNEL, r;
+		int how = (int)(rnd(s) % 16);
+		if (how == 0) {
+			/* The extension itself unreadable, or crossing into the hole. */
+			ext = rnd(s) % 2 ? (long)unreadable_ptr(s) : (long)(XP_HOLE - 8 * (1 + rnd(s) % 3));
+			memcpy(xp + 4096 - 24, &ee, 24);
+			xerr = -E_FAULT;
+			serr = 0;
+		} else if (how == 1 && !cap_mint(SLOT_KERNEL, kn, R_READ | R_WRITE, 0, 0, 0)) {
+			kslot = kn;              /* no CONTROL */
+			serr = -E_PERM;
+		}
+		if (ext == (long)e)
+			*e = ee;
+		cap_delete(d);
+		r = sc7(SYS_TASK_SPAWN, kslot, self_module(), ROLE_NOP, d, QUOTA(64, 1, 0, 0), SLOT_NONE, ext);
+		xs.spawns++;
+		xs.started += r == 0;
+		count_result(r);
+		if (xerr || serr) {
+			expect(CK_P_SPAWN_EXT, r, xerr ? -xerr : -serr, xerr && serr ? -serr : 0);
+			if (r >= 0)
+				reap_task(d);
+		} else if (r < 0) {
+			note_mism(CK_P_SPAWN_EXT, r);
+		} else {
+			long st = task_wait(d), want = nop_status(argc, crc, hk, kr, hc, cr);
+			note_check();
+			if (st != want) {
+				/* A cap it was not given is an authority violation. */
+				if (st & NOP_MARK && ((st & NOP_KERNEL && !hk) || (st & NOP_CONSOLE && !hc)))
+					note_viol(CK_P_SPAWN_CHILD);
+				else
+					note_mism(CK_P_SPAWN_CHILD, st & NOP_MARK ? -E_INVAL : st);
+			}
+			cap_delete(d);
+		}
+		cap_delete(kn);
+	}
+	cap_delete(km);
+	cap_delete(cm);
+	slot_release(d), slot_release(km), slot_release(cm), slot_release(kn);
+}
+
+/* DBG_NAME's entries (kind, index): how many of each kind, and each
+ * one's length and CRC-32 as a big buffer gets it. */
+#define DN_MAX 128
+/* DBG_NAME through our kernel cap: its result. */
+static long dbg_name(uint64_t which, uint64_t buf, uint64_t size)
+{
+	return sc6(SYS_DEBUG, SLOT_KERNEL, DBG_NAME, (long)which, (long)buf, (long)size, 0);
+}
+static struct { int n[2]; long len[2][DN_MAX]; uint32_t crc[2][DN_MAX]; } dn;
+
+/* Fill dn: each kind's entries, read whole into the XP page, until
+ * E_NOENT (anything else is an unexpected result). */
+static void dbg_name_table(void)
+{
+	char *buf = (char *)XP_VA;
+	for (int kind = 0; kind < 2; kind++)
+		for (dn.n[kind] = 0; dn.n[kind] < DN_MAX; dn.n[kind]++) {
+			long r = dbg_name((uint64_t)kind << 32 | (uint64_t)dn.n[kind], (uint64_t)buf, 4096);
+			if (r < 0) {
+				if (r != -E_NOENT)
+					note_mism(CK_P_DBG_NAME, r);
+				break;
+			}
+			dn.len[kind][dn.n[kind]] = r;
+			dn.crc[kind][dn.n[kind]] = crc32_update(0, buf, (size_t)r);
+		}
+}
+
+/* DBG_NAME with random kinds, indexes, buffers and sizes: E_INVAL for an
+ * unknown kind or a short size, E_NOENT past the last entry, E_FAULT for
+ * a buffer it cannot write (all or, crossing into the hole, partly);
+ * otherwise the entry's bytes, exactly. */
+static void dbg_name_checks(uint64_t *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t kind = rnd(s) % 8 ? rnd(s) % 2 : rnd(s) % 5 ? 2 + rnd(s) % 8 : rnd(s) >> 32;
+		int known = kind < 2;
+		uint64_t idx = known && dn.n[kind] && rnd(s) % 4 ? rnd(s) % (uint64_t)dn.n[kind] :
+			       rnd(s) % 2 ? (known ? (uint64_t)dn.n[kind] : 0) + rnd(s) % 4 : rnd(s) & 0xffffffff;
+		int real = known && idx < (uint64_t)dn.n[kind];
+		long need = real ? dn.len[kind][idx] : 1 + (long)(rnd(s) % 64);
+		uint64_t size;
+		switch (rnd(s) % 5) {
+		case 0: size = (uint64_t)need - 1 - rnd(s) % (uint64_t)need; break;   /* short, maybe 0 */
+		case 1: size = (uint64_t)need; break;
+		case 2: size = rnd(s); break;
+		default: size = (uint64_t)need + rnd(s) % 64; break;
+		}
+		uint64_t buf;
+		int bad_buf = 0;
+		switch (rnd(s) % 6) {
+		case 0:
+			buf = unreadable_ptr(s);
+			bad_buf = 1;
+			break;
+		case 1:                  /* ends k bytes before the hole */
+			buf = XP_HOLE - 1 - rnd(s) % (uint64_t)(need + 8);
+			bad_buf = XP_HOLE - buf < (uint64_t)need;
+			break;
+		case 2:
+			buf = (uint64_t)(uintptr_t)dbg_name_checks;   /* our text: read-only */
+			bad_buf = 1;
+			break;
+		default:
+			buf = XP_VA + rnd(s) % (4096 - (uint64_t)need);
+			break;
+		}
+		long r = dbg_name(kind << 32 | idx, buf, size), want;
+		xs.names++;
+		xs.named += r > 0;
+		if (!known)
+			want = -E_INVAL;
+		else if (!real)
+			want = -E_NOENT;
+		else if (size < (uint64_t)need)
+			want = -E_INVAL;
+		else
+			want = bad_buf ? -E_FAULT : need;
+		if (want < 0) {
+			/* A short size on a bad buffer: either refusal does. */
+			expect(CK_P_DBG_NAME, r, -want, want == -E_INVAL && real && bad_buf ? E_FAULT : 0);
+		} else {
+			note_check();
+			if (r != want || crc32_update(0, (const void *)buf, (size_t)need) != dn.crc[kind][idx])
+				note_mism(CK_P_DBG_NAME, r < 0 ? r : -E_INVAL);
+		}
+	}
 }
 
 static struct share *kid_share(int i) { return (struct share *)(PSHARE_VA + (uint64_t)i * 4096); }
@@ -1602,6 +1991,13 @@ int cmd_sysfuzz(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* The spawn-extension and DBG_NAME checks' page, with a hole after it. */
+	if (mem_reserve(XP_VA, 4096)) {
+		printf("sysfuzz: cannot set up the extension page\n");
+		return 1;
+	}
+	memset((void *)XP_VA, 0, 4096);
+	dbg_name_table();
 	helper_stop = 0;
 	helpers_up = helpers_down = 0;
 	for (long i = 0; i < (long)pshare.ncpus; i++)
@@ -1680,6 +2076,8 @@ int cmd_sysfuzz(int argc, char **argv)
 		__atomic_fetch_add(&round_seq, 1, __ATOMIC_ACQ_REL);
 		watching = 1;
 		parent_checks(&ps);
+		spawn_ext_checks(&ps, 24);
+		dbg_name_checks(&ps, 48);
 		int chaos_kid = rnd(&ps) % 3 == 0 ? (int)(rnd(&ps) % (uint64_t)nk) : -1;
 		wait_round(assign, em, chaos_kid);
 		watching = 0;
@@ -1777,6 +2175,8 @@ int cmd_sysfuzz(int argc, char **argv)
 		cap_delete(share_f[i]);
 		slot_release(share_f[i]);
 	}
+	struct region_op xo = rop(ROP_UNMAP, 0, XP_VA, 4096, 0);
+	region_txn(SLOT_SELF_AS, XP_VA, XP_VA + 4096, &xo, 1);
 
 	add_counts(&tt, &pshare);
 	unsigned long viol = 0, mism = 0;
@@ -1788,6 +2188,9 @@ int cmd_sysfuzz(int argc, char **argv)
 	printf("sysfuzz: %ld authority checks; siblings: %ld IPC calls, %ld loans, %ld revoked\n",
 	       tt.checks, tt.ipc_ok, tt.lends, tt.revokes);
 	printf("sysfuzz: %ld death notices received, %ld missing or wrong\n", tt.notes, tt.notes_bad);
+	printf("sysfuzz: %ld spawns through the extension: %ld ran and were reaped, refused %ld E_INVAL, "
+	       "%ld E_FAULT, %ld E_BADCAP, %ld E_PERM; %ld DBG_NAME calls, %ld named\n", xs.spawns, xs.started,
+	       xs.inval, xs.fault, xs.badcap, xs.perm, xs.names, xs.named);
 	for (int c = 0; c < NCK; c++) {
 		if (tt.viol[c]) {
 			printf("sysfuzz: VIOLATION %s: %lu", ck_name[c], tt.viol[c]);
@@ -1816,6 +2219,8 @@ int cmd_sysfuzz(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if ((spawn_arg() & 0xff) == ROLE_NOP)
+		return nop_child(argc, argv);
 	if (spawn_arg())
 		return fuzz_child(spawn_arg());
 	return cmd_sysfuzz(argc, argv);
