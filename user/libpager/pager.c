@@ -304,8 +304,8 @@ static long answer(struct pager_fault *f, uint64_t word)
 long pager_resume(struct pager_fault *f) { return answer(f, FAULT_RESUME); }
 long pager_kill(struct pager_fault *f) { return answer(f, FAULT_KILL); }
 
-/* The client a fault badge and address name: the attachment with that id,
- * or (one fault endpoint per task) another of the same task holding addr. */
+/* The attachment a fault or death badge names (one per client task: the
+ * fault endpoint is the task's), or NULL once it is gone. */
 static struct pager_client *fault_client(struct pager *pg, unsigned id)
 {
 	for (struct pager_client *c = pg->clients; c; c = c->next)
