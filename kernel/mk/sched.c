@@ -305,6 +305,15 @@ void sched_handoff_done(struct thread *prev, struct thread *next)
 	user_return(next->uf);
 }
 
+/* Needs: irqs off, no lock held; on next's stack after the fast path's
+ * handoff (user_vector), which has just let prev go from this hart and
+ * found it made runnable while it was still on it (on_cpu REQUEUE):
+ * queue it, as sched_handoff_done does. */
+void sched_handoff_requeue(struct thread *prev)
+{
+	enqueue(prev);
+}
+
 /* Needs: irqs off, no lock held; next came from a run queue or passed
  * sched_can_direct, so no hart is on its stack. No wait here: a hart that
  * spun for another to leave its thread could spin forever (two harts each
