@@ -314,7 +314,7 @@ struct rq {
 
 extern struct rq *rqs;      /* harts_max of them (sched_init_harts) */
 
-static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
+static inline struct rq *this_rq(void) { return this_cpu()->rq; }   /* == &rqs[index] */
 static inline struct thread *cur_thread(void) { return this_rq()->cur; }
 
 /* Needs the lock of the endpoint next waits through; irqs off; next is

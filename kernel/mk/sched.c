@@ -52,8 +52,10 @@ int sched_init_harts(void)
 	struct thread *idle = harts_alloc(sizeof *idle);
 	if (!r || !idle)
 		return -E_NOMEM;
-	for (uint32_t i = 0; i < harts_max; i++)
+	for (uint32_t i = 0; i < harts_max; i++) {
 		spin_lock_init_class(&r[i].lock, &lock_class_rq);
+		cpus[i].rq = &r[i];
+	}
 	rqs = r;
 	idle_threads = idle;
 	return 0;
