@@ -27,9 +27,10 @@
  * this call completed, as in the slow path. No global lock is taken.
  *
  * The words go straight from our saved registers to the partner's; we
- * block (state as the slow path leaves it) and the handoff (sched_handoff,
- * then sched_resume_on from user_vector) resumes the partner through the
- * user-return path without switching kernel contexts. */
+ * block (state as the slow path leaves it) and the handoff (sched_handoff
+ * here, then the end of user_vector, arch-riscv/uentry.S) resumes the
+ * partner through the user-return path without switching kernel
+ * contexts. */
 #include "mk.h"
 
 /* user_vector (arch-riscv/uentry.S) reads these thread fields itself. */
