@@ -12,6 +12,7 @@
 struct line {
 	uintptr_t key;        /* line address + 1; 0: empty slot */
 	uint64_t holders;     /* threads that fetched it since its last write */
+	const void *wpc;      /* code of the last write (for audit_top) */
 	int32_t writer;       /* last writer, NOBODY for memory */
 };
 
@@ -70,8 +71,9 @@ static struct line *line_of(uintptr_t l)
 	return e;
 }
 
-/* Count one transfer made by the code at pc, of line l. */
-static void site_count(const void *pc, uintptr_t l)
+/* Count one transfer made by the code at pc, of line l last written by
+ * the code at wpc. */
+static void site_count(const void *pc, uintptr_t l, const void *wpc)
 {
 	size_t h = hash((uintptr_t)pc) & (SITES - 1);
 	for (size_t k = 0; k < SITES; k++, h = (h + 1) & (SITES - 1)) {
@@ -79,6 +81,7 @@ static void site_count(const void *pc, uintptr_t l)
 		if (s->pc == pc || !s->pc) {
 			s->pc = pc;
 			s->line = l;
+			s->writer_pc = wpc;
 			s->transfers++;
 			return;
 		}
@@ -104,16 +107,17 @@ void audit_note(const volatile void *a, size_t n, bool write, const void *pc, in
 		uint64_t me = 1ull << self;
 		bool moved = e->writer != NOBODY && e->writer != self && !(e->holders & me);
 		e->holders |= me;
+		if (counting) {
+			tot.accesses++;
+			if (moved) {
+				tot.transfers++;
+				site_count(pc, l * AUDIT_LINE, e->wpc);
+			}
+		}
 		if (write) {
 			e->writer = self;
 			e->holders = me;
-		}
-		if (!counting)
-			continue;
-		tot.accesses++;
-		if (moved) {
-			tot.transfers++;
-			site_count(pc, l * AUDIT_LINE);
+			e->wpc = pc;
 		}
 	}
 }

@@ -30,10 +30,12 @@ struct audit_totals {
 };
 void audit_totals(struct audit_totals *t);
 
-/* Where counted transfers happened: the code (pc) and one line it moved. */
+/* Where counted transfers happened: the code (pc) and one line it moved,
+ * with the code whose write made that line move. */
 struct audit_site {
 	const void *pc;
 	uintptr_t line;          /* address of the last line it moved */
+	const void *writer_pc;   /* the last write to that line before it moved */
 	uint64_t transfers;
 };
 /* The up to max sites with the most transfers, most first (ties: lower

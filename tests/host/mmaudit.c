@@ -25,7 +25,8 @@
  *  "transfers_per_op","transfers","accesses_per_op","paging","seed","quantum"}
  * where ops counts the counted requests of all threads. With --top K, the
  * K code sites (pc offsets in this executable) that made the most
- * transfers go to stderr with the kind of memory of a line they moved.
+ * transfers go to stderr, each with the code that last wrote a line it
+ * moved and that line's kind of memory.
  * Exit 0 iff every request succeeded and the region and the frame count
  * ended as the benchmark leaves them. */
 #include "arch_registry.h"
@@ -118,8 +119,9 @@ static void print_top(void)
 	for (size_t i = 0; i < k; i++) {
 		char what[160];
 		describe(s[i].line, what, sizeof(what));
-		fprintf(stderr, "mmaudit: site %" PRIu64 " transfers pc +%#zx line %s\n", s[i].transfers,
-			(size_t)((uintptr_t)s[i].pc - (uintptr_t)&__executable_start), what);
+		fprintf(stderr, "mmaudit: site %" PRIu64 " transfers pc +%#zx writer +%#zx line %s\n",
+			s[i].transfers, (size_t)((uintptr_t)s[i].pc - (uintptr_t)&__executable_start),
+			(size_t)((uintptr_t)s[i].writer_pc - (uintptr_t)&__executable_start), what);
 	}
 }
 
