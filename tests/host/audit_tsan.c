@@ -67,20 +67,7 @@ void __tsan_write_range(void *a, unsigned long n) { observe(a, n, 1, PC); }
 	{ (void)mo; observe(a, sizeof(T), 1, PC); return __atomic_exchange_n(a, v, SC); } \
 	RMW(T, N, add) RMW(T, N, sub) RMW(T, N, and) RMW(T, N, or)              \
 	RMW(T, N, xor) RMW(T, N, nand)                                          \
-	int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo); \
-	int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo) \
-	{                                                                       \
-		(void)mo; (void)fmo;                                            \
-		observe(a, sizeof(T), 1, PC);                                   \
-		return __atomic_compare_exchange_n(a, c, v, 0, SC, SC);         \
-	}                                                                       \
-	int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo); \
-	int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo) \
-	{                                                                       \
-		(void)mo; (void)fmo;                                            \
-		observe(a, sizeof(T), 1, PC);                                   \
-		return __atomic_compare_exchange_n(a, c, v, 0, SC, SC);         \
-	}                                                                       \
+	CAS(T, N, strong) CAS(T, N, weak)                                       \
 	T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo); \
 	T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo) \
 	{                                                                       \
@@ -88,6 +75,16 @@ void __tsan_write_range(void *a, unsigned long n) { observe(a, n, 1, PC); }
 		observe(a, sizeof(T), 1, PC);                                   \
 		__atomic_compare_exchange_n(a, &c, v, 0, SC, SC);               \
 		return c;                                                       \
+	}
+/* compare-exchange, strong or weak: both done strong (a weak one may
+ * fail spuriously, never has to) */
+#define CAS(T, N, kind)                                                         \
+	int __tsan_atomic##N##_compare_exchange_##kind(volatile T *a, T *c, T v, int mo, int fmo); \
+	int __tsan_atomic##N##_compare_exchange_##kind(volatile T *a, T *c, T v, int mo, int fmo) \
+	{                                                                       \
+		(void)mo; (void)fmo;                                            \
+		observe(a, sizeof(T), 1, PC);                                   \
+		return __atomic_compare_exchange_n(a, c, v, 0, SC, SC);         \
 	}
 #define RMW(T, N, op)                                                           \
 	T __tsan_atomic##N##_fetch_##op(volatile T *a, T v, int mo);            \

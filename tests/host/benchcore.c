@@ -5,11 +5,25 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PG MM_PAGE_SIZE
 
 const char *const bench_names[B_N] = { "mmap", "mmap-pf", "pf", "unmap-virt", "unmap" };
+
+bool bench_run_option(struct bench_run *r, const char *o, const char *v)
+{
+	if (!strcmp(o, "--threads"))
+		r->nthreads = atoi(v);
+	else if (!strcmp(o, "--ops"))
+		r->nops = atol(v);
+	else if (!strcmp(o, "--seed"))
+		r->seed = strtoull(v, NULL, 0);
+	else
+		return false;
+	return true;
+}
 
 uint64_t bench_req_size(enum bench b) { return b == B_MMAP ? 4 * PG : PG; }
 

@@ -35,6 +35,11 @@ struct bench_run {
 	atomic_int errors;        /* failed checks so far */
 };
 
+/* The options both programs take for a run: "--threads N", "--ops N",
+ * "--seed N" set r's field from v (unchecked: the caller checks the
+ * range). Returns whether o is one of them. */
+bool bench_run_option(struct bench_run *r, const char *o, const char *v);
+
 /* Bytes of one request of bench b: 16 KiB for mmap, else 4 KiB. */
 uint64_t bench_req_size(enum bench b);
 /* A thread's slot for requests of `size` bytes: its nops requests padded

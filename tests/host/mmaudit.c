@@ -34,6 +34,7 @@
 #include "audit_sched.h"
 #include "benchcore.h"
 #include "host_platform.h"
+#include "testutil.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -191,24 +192,18 @@ int main(int argc, char **argv)
 	const char *arch = "sv39", *mm = "adv", *bench = "pf";
 	if (mm_arch_list_requested(argc, argv))
 		return 0;
-	for (int i = 1; i < argc; i += 2) {
+	for (int i = 1; i < argc; i++) {
+		if (arg_arch_mm(argc, argv, &i, &arch, &mm))
+			continue;
 		if (i + 1 >= argc)
 			usage();
-		const char *o = argv[i], *v = argv[i + 1];
-		if (!strcmp(o, "--mm"))
-			mm = v;
-		else if (!strcmp(o, "--arch"))
-			arch = v;
-		else if (!strcmp(o, "--bench"))
+		const char *o = argv[i], *v = argv[++i];
+		if (bench_run_option(&R, o, v))
+			continue;
+		if (!strcmp(o, "--bench"))
 			bench = v;
 		else if (!strcmp(o, "--contention") && (!strcmp(v, "low") || !strcmp(v, "high")))
 			R.high = !strcmp(v, "high");
-		else if (!strcmp(o, "--threads"))
-			R.nthreads = atoi(v);
-		else if (!strcmp(o, "--ops"))
-			R.nops = atol(v);
-		else if (!strcmp(o, "--seed"))
-			R.seed = strtoull(v, NULL, 0);
 		else if (!strcmp(o, "--quantum"))
 			quantum = (unsigned)strtoul(v, NULL, 0);
 		else if (!strcmp(o, "--top"))

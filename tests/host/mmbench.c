@@ -410,18 +410,14 @@ int main(int argc, char **argv)
 		if (i + 1 >= argc)
 			usage();
 		const char *o = argv[i], *v = argv[i + 1];
+		if (bench_run_option(&R, o, v))
+			continue;
 		if (!strcmp(o, "--bench"))
 			bench = v;
 		else if (!strcmp(o, "--arch"))
 			arch = v;
 		else if (!strcmp(o, "--mm"))
 			mm = v;
-		else if (!strcmp(o, "--threads"))
-			R.nthreads = atoi(v);
-		else if (!strcmp(o, "--ops"))
-			R.nops = atol(v);
-		else if (!strcmp(o, "--seed"))
-			R.seed = strtoull(v, NULL, 0);
 		else if (!strcmp(o, "--overlap") && (!strcmp(v, "low") || !strcmp(v, "high")))
 			R.high = !strcmp(v, "high");
 		else if (!strcmp(o, "--lock") && !host_lock_select(v))
