@@ -47,8 +47,9 @@ static inline void cpu_relax(void) { __asm__ volatile("nop; nop; nop; nop" ::: "
 static inline void arch_wait_for_interrupt(void) { __asm__ volatile("wfi" ::: "memory"); }
 static inline void arch_irqs_mask_all(void) { csr_write(sie, 0); }
 
-/* Kernel traps go to trap_vector (trapvec.S); sscratch is 0 in the
- * kernel (uentry.S uses it only while user code runs). */
+/* Kernel traps go to trap_vector (trapvec.S). sscratch starts at 0;
+ * uentry.S uses it only while user code runs (in the kernel it keeps the
+ * user sp of the last entry, which nothing reads). */
 static inline void arch_trap_init_hart(void)
 {
 	csr_write(stvec, (unsigned long)(uintptr_t)trap_vector);

@@ -6,88 +6,144 @@
  * struct trap_frame followed by the kernel tp to restore. The frame sits at
  * the top of the thread's kernel stack, so after saving the user registers
  * the kernel stack pointer is simply the frame's address. In the kernel,
- * stvec = trap_vector (kernel/trap.c) and sscratch is not used. */
+ * stvec = trap_vector (kernel/trap.c) and sscratch is not used (it holds
+ * the user sp of the last entry: nothing reads it).
+ *
+ * The one exception is the IPC fast path (kernel/mk/ipc_fast.c): an ecall
+ * that it completes runs with stvec still user_vector from entry to the
+ * sret into the partner, so neither side writes stvec. That code runs
+ * with interrupts off and touches only kernel objects that are always
+ * mapped (threads, tasks, endpoints, CSpaces): it takes no trap. Every
+ * way out of it into other kernel code (the slow path, a killed partner,
+ * a partner to requeue, lock-check builds) sets stvec = trap_vector
+ * first. */
 #define UF_KTP 288
 #define THREAD_UF 184      /* offsetof(struct thread, uf): checked in ipc_fast.c */
+#define THREAD_ON_CPU 120  /* offsetof(struct thread, on_cpu): checked in ipc_fast.c */
+#define THREAD_KILLED 124  /* offsetof(struct thread, killed): checked in ipc_fast.c */
+#define ONCPU_REQUEUE 2    /* kernel/mk/mk.h */
+#define CAUSE_ECALL_U 8
 
 	.section .text
 	.globl user_vector
 	.balign 4
 user_vector:
-	csrrw	a0, sscratch, a0
-	sd	x1, 8(a0)
-	sd	x2, 16(a0)
-	sd	x3, 24(a0)
-	sd	x4, 32(a0)
-	sd	x5, 40(a0)
-	sd	x6, 48(a0)
-	sd	x7, 56(a0)
-	sd	x8, 64(a0)
-	sd	x9, 72(a0)
-	sd	x11, 88(a0)
-	sd	x12, 96(a0)
-	sd	x13, 104(a0)
-	sd	x14, 112(a0)
-	sd	x15, 120(a0)
-	sd	x16, 128(a0)
-	sd	x17, 136(a0)
-	sd	x18, 144(a0)
-	sd	x19, 152(a0)
-	sd	x20, 160(a0)
-	sd	x21, 168(a0)
-	sd	x22, 176(a0)
-	sd	x23, 184(a0)
-	sd	x24, 192(a0)
-	sd	x25, 200(a0)
-	sd	x26, 208(a0)
-	sd	x27, 216(a0)
-	sd	x28, 224(a0)
-	sd	x29, 232(a0)
-	sd	x30, 240(a0)
-	sd	x31, 248(a0)
+	/* sp = our frame, sscratch = the user's sp; a0..a7 stay the user's
+	 * for the fast path. */
+	csrrw	sp, sscratch, sp
+	sd	x1, 8(sp)
+	sd	x3, 24(sp)
+	sd	x4, 32(sp)
+	sd	x5, 40(sp)
+	sd	x6, 48(sp)
+	sd	x7, 56(sp)
+	sd	x8, 64(sp)
+	sd	x9, 72(sp)
+	sd	x10, 80(sp)
+	sd	x11, 88(sp)
+	sd	x12, 96(sp)
+	sd	x13, 104(sp)
+	sd	x14, 112(sp)
+	sd	x15, 120(sp)
+	sd	x16, 128(sp)
+	sd	x17, 136(sp)
+	sd	x18, 144(sp)
+	sd	x19, 152(sp)
+	sd	x20, 160(sp)
+	sd	x21, 168(sp)
+	sd	x22, 176(sp)
+	sd	x23, 184(sp)
+	sd	x24, 192(sp)
+	sd	x25, 200(sp)
+	sd	x26, 208(sp)
+	sd	x27, 216(sp)
+	sd	x28, 224(sp)
+	sd	x29, 232(sp)
+	sd	x30, 240(sp)
+	sd	x31, 248(sp)
 	csrr	t0, sscratch
-	sd	t0, 80(a0)
-	csrr	t0, sepc
-	sd	t0, 256(a0)
+	sd	t0, 16(sp)
+	ld	tp, UF_KTP(sp)
 	/* tf.sstatus is not saved: it holds what the last return to user
 	 * wrote (return_to_user), which is what the next one restores. */
+	csrr	t0, sepc
 	csrr	t2, scause
-	sd	t2, 272(a0)
-	csrr	t0, stval
-	sd	t0, 280(a0)
-	ld	tp, UF_KTP(a0)
-	mv	sp, a0
-	li	s0, 0
-	lla	t0, trap_vector
-	csrw	stvec, t0
-	csrw	sscratch, zero
-	/* IPC fast path (kernel/mk/ipc_fast.c) for ecalls. It returns
-	 * a0 = caller, a1 = partner when it took the call (mk_lock dropped,
-	 * the partner current): hand the hart over to the partner. Else
-	 * a1 = 0 and the general path runs; s1 (saved above) keeps the frame. */
-	li	t1, 8
-	bne	t2, t1, 2f     /* t2: scause */
-	mv	s1, a0
+	li	t1, CAUSE_ECALL_U
+	bne	t2, t1, 2f
+	/* A system call resumes after its ecall, on every path. */
+	addi	t0, t0, 4
+	sd	t0, 256(sp)
+	/* IPC fast path (kernel/mk/ipc_fast.c): the user's a0..a5 and a7
+	 * as they are, a6 = the frame. It returns a0 = caller, a1 = partner
+	 * when it took the call (endpoint lock dropped, the partner current,
+	 * its address space in effect): hand the hart over to the partner.
+	 * Else a1 = 0, nothing changed, and the general path runs. */
+	mv	a6, sp
 	call	ipc_fastpath
 	bnez	a1, 3f
-	mv	a0, s1
-2:	call	user_trap
+	li	t2, CAUSE_ECALL_U
+	j	4f
+2:	sd	t0, 256(sp)
+4:	sd	t2, 272(sp)
+	csrr	t0, stval
+	sd	t0, 280(sp)
+	lla	t0, trap_vector
+	csrw	stvec, t0
+	li	s0, 0
+	mv	a0, sp
+	call	user_trap
 1:	j	1b
+
+	/* The handoff from the fast path: a0 = caller (blocked now), a1 =
+	 * partner. Move to the partner's frame (the stack below it is free:
+	 * its kernel context is just "return to user"), then what
+	 * sched_handoff_done does: let the caller go from this hart (on_cpu,
+	 * queueing it if it was made runnable meanwhile), end a killed
+	 * partner, return the partner to user. stvec is still user_vector
+	 * and sstatus is what the partner's return needs (SPP = 0, SPIE = 1,
+	 * SUM and FS off: the ecall came from user mode, where they are as
+	 * return_to_user set them for every thread), so neither is written. */
 3:	ld	a2, THREAD_UF(a1)
-	j	sched_resume_on
+	mv	sp, a2
+#ifndef LOCK_CHECK
+	lw	t0, THREAD_KILLED(a1)
+	bnez	t0, 5f
+	addi	t1, a0, THREAD_ON_CPU
+	amoswap.w.aqrl t0, zero, (t1)
+	li	t1, ONCPU_REQUEUE
+	beq	t0, t1, 6f
+	mv	a0, a2
+	j	user_return_ipc
+6:	lla	t0, trap_vector
+	csrw	stvec, t0
+	mv	s1, a2
+	li	s0, 0
+	call	sched_handoff_requeue
+	mv	a0, s1
+	j	user_return
+#endif
+	/* Lock-check builds (sched_handoff_done asserts that no lock is
+	 * held) and a killed partner: the general hand-over in C. */
+5:	lla	t0, trap_vector
+	csrw	stvec, t0
+	li	s0, 0
+	tail	sched_handoff_done
 
 /* void user_return(struct uframe *uf): interrupts off, uf->tf.sstatus
- * already says SPP=0 (user), SPIE=1, SUM=0. Does not return. */
+ * already says SPP=0 (user), SPIE=1, SUM=0. Does not return.
+ * user_return_ipc: the same with stvec already user_vector and sstatus
+ * already uf->tf.sstatus (the fast path's handoff, above). */
 	.globl user_return
 user_return:
-	sd	tp, UF_KTP(a0)
+	ld	t0, 264(a0)
+	csrw	sstatus, t0
 	lla	t0, user_vector
 	csrw	stvec, t0
+user_return_ipc:
+	sd	tp, UF_KTP(a0)
 	csrw	sscratch, a0
 	ld	t0, 256(a0)
 	csrw	sepc, t0
-	ld	t0, 264(a0)
-	csrw	sstatus, t0
 	ld	x1, 8(a0)
 	ld	x2, 16(a0)
 	ld	x3, 24(a0)

@@ -14,6 +14,7 @@
 #define KSTACK_SIZE 16384
 
 typedef void (*smp_fn_t)(void *arg);
+struct rq;
 
 struct cpu {
 	/* entry.S reads stack_top at offset 0: keep it first. */
@@ -22,6 +23,9 @@ struct cpu {
 	uint32_t index;           /* logical id 0..ncpus-1, boot hart is 0 */
 	uint32_t hartid;          /* from the DTB */
 	volatile uint32_t online; /* 1 once the hart runs; 2: the boot hart gave up on it (smp.c) */
+	/* This hart's run queue (kernel/mk/sched.c), set once at boot: one
+	 * load for the IPC fast path instead of indexing the array. */
+	struct rq *rq;
 
 	/* Lock statistics (lockstat.h). Near the top, so that an acquire path
 	 * reaches a counter at a small offset from the per-hart pointer. */

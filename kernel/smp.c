@@ -94,9 +94,13 @@ uint32_t smp_start_harts(const struct boot_info *bi)
 			}
 			stack = (uint64_t)(uintptr_t)phys_to_virt(pa);
 		}
+		/* Keep what boot set per hart before any started: the RCU
+		 * snapshot array and the run queue (sched_init_harts). */
 		uint64_t *snap = c->rcu_snap;
+		struct rq *rq = c->rq;
 		memset(c, 0, sizeof *c);
 		c->rcu_snap = snap;
+		c->rq = rq;
 		c->index = ncpus;
 		c->hartid = bc->hartid;
 		hart_ids[ncpus] = bc->hartid;

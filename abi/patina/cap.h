@@ -125,5 +125,10 @@ struct region_op {
 	uint64_t out_tag;   /* pager tag / swap slot (0 otherwise); never a physical address */
 };
 #define REGION_MAX_OPS 16
+/* SYS_REGION_TXN applies every op or none. It returns the number of ops
+ * (each op's result 0) or the -E_* of the op that refused; that op's
+ * result is the same -E_*, every other op's ROP_NOT_DONE (and all of them
+ * ROP_NOT_DONE when the call itself was refused: cap, range, count). */
+#define ROP_NOT_DONE 1
 
 #endif

@@ -40,7 +40,8 @@ enum patina_sys {
 	SYS_RECV,              /* (ep, recv_slot): -> words, badge in a5 */
 	SYS_REPLY,             /* (w0..w3 in a1..a4): answer the last call received */
 	SYS_REPLY_RECV,        /* (ep, w0..w3, recv_slot): reply then wait again */
-	SYS_REGION_TXN,        /* (region, lo, hi, struct region_op *, n) -> ops done */
+	SYS_REGION_TXN,        /* (region, lo, hi, struct region_op *, n) -> n, all applied
+	                        * (or -E_* and none: cap.h ROP_NOT_DONE) */
 	SYS_DEBUG,             /* (kernel, op, a, b, c): DBG_* below */
 	SYS_THREAD_SELF_HART,  /* () -> logical index of the hart running the caller */
 	SYS_REPLY_SAVE,        /* (dst): move the pending reply (last call received) into a reply cap */
@@ -166,6 +167,8 @@ struct kcounters {
 	unsigned long kernel_faults;   /* unexpected kernel-mode traps survived: always 0 */
 	unsigned long rcu_busy;        /* harts with frees still deferred by RCU */
 	unsigned long notices;         /* death notices registered or waiting to be received */
+	unsigned long txn_overdraws;   /* region transactions that needed frames they had not
+	                                * planned for (mm_txn_overdraws): always 0 */
 };
 
 /* IPC: number of message words in registers, and "no cap" for xfer slots. */

@@ -29,33 +29,12 @@
  * the destination range is emptied again; source pages stay COW (same
  * contents; a write then costs a fault, and no copy when the frame is no
  * longer shared). */
-#include "mk.h"
+#include "region.h"
 #include "uvm_frames.h"
 #include <patina/pager.h>
 
-static int err_of(int e)
-{
-	struct thread *me = cur_thread();
-	switch (e) {
-	case MM_OK: return 0;
-	case MM_EEXIST: case MM_EMAPPED: return -E_EXIST;
-	case MM_ENOMEM:
-		if (me->quota_refused) {
-			me->quota_refused = 0;
-			return -E_QUOTA;
-		}
-		return -E_NOMEM;
-	default: return -E_INVAL;
-	}
-}
-
 #define MM_RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
 
-static unsigned cap_page_rights(unsigned rights)
-{
-	return ((rights & R_READ) ? MM_PROT_R : 0) | ((rights & R_WRITE) ? MM_PROT_W : 0) |
-	       ((rights & R_EXEC) ? MM_PROT_X : 0);
-}
 
 /* End (exclusive, clipped to hi) of the entry at `level` holding va. */
 static uint64_t piece_end(uint64_t va, unsigned level, uint64_t hi)
@@ -89,7 +68,7 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 		else if (S == D)
 			err = -E_INVAL;
 	}
-	unsigned allowed = dc ? cap_page_rights(dc->rights) : 0;
+	unsigned allowed = dc ? (prot_to_mm(prot_of_rights(dc->rights)) & MM_RWX) : 0;
 	cspace_decode_unlock(t, f);
 	if (!err && !(err = task_txn_try_begin(S)) && (err = task_txn_try_begin(D)))
 		task_txn_end(S);
@@ -102,9 +81,9 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 	struct mm_cursor *first = S->id < D->id ? &cs : &cd, *second = first == &cs ? &cd : &cs;
 	struct task *tf = first == &cs ? S : D, *ts = first == &cs ? D : S;
 	cur_thread()->quota_refused = 0;
-	err = err_of(mm_lock(first, &tf->as, lo, hi));
+	err = err_from_mm(mm_lock(first, &tf->as, lo, hi));
 	if (!err) {
-		err = err_of(mm_lock(second, &ts->as, lo, hi));
+		err = err_from_mm(mm_lock(second, &ts->as, lo, hi));
 		if (err)
 			mm_release(first);
 	}
@@ -129,7 +108,7 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 		/* The source's downgrade, gone from every TLB before the
 		 * destination shows anything. */
 		if (!err)
-			err = err_of(mm_make_cow(&cs, lo, hi - lo));
+			err = err_from_mm(mm_make_cow(&cs, lo, hi - lo));
 		if (!err)
 			mm_flush(&cs);
 		uint64_t nr0 = __atomic_load_n(&D->as.nr_frames, __ATOMIC_RELAXED);
@@ -144,7 +123,7 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 				if (e) {
 					uvm_frame_unmapped(info.pa);
 					uvm_frame_put(info.pa);
-					err = err_of(e);
+					err = err_from_mm(e);
 				} else {
 					st.frames++;
 					if (info.prot & MM_PROT_X)
@@ -155,7 +134,7 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 							.dev = info.dev, .arg = info.arg };
 				int e = mm_mark(&cd, nx, end - nx, &ms);
 				if (e)
-					err = err_of(e);
+					err = err_from_mm(e);
 				else
 					st.statuses++;
 			}

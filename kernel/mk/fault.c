@@ -24,7 +24,7 @@
  * The kernel never calls a pager from inside a system call: a user copy
  * that hits pager-managed or swapped memory fails with E_FAULT
  * (uaccess.c). */
-#include "mk.h"
+#include "region.h"
 #include "arch.h"
 #include <patina/pager.h>
 
@@ -104,9 +104,7 @@ static uint64_t fault_status(struct task *t, uint64_t va)
 	struct mm_info info;
 	uint64_t w = RK_INVALID;
 	if (mm_query(&c, page, &info) == MM_OK) {
-		uint64_t prot = ((info.prot & MM_PROT_R) ? PROT_R : 0) |
-				((info.prot & MM_PROT_W) ? PROT_W : 0) |
-				((info.prot & MM_PROT_X) ? PROT_X : 0);
+		uint64_t prot = prot_from_mm(info.prot);
 		uint64_t tag = (info.kind == MM_PAGER || info.kind == MM_SWAPPED) ? info.arg : 0;
 		w = (uint64_t)info.kind | prot << 8 | tag << 16;
 	}

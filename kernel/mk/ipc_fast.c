@@ -27,20 +27,26 @@
  * this call completed, as in the slow path. No global lock is taken.
  *
  * The words go straight from our saved registers to the partner's; we
- * block (state as the slow path leaves it) and the handoff (sched_handoff,
- * then sched_resume_on from user_vector) resumes the partner through the
- * user-return path without switching kernel contexts. */
+ * block (state as the slow path leaves it) and the handoff (sched_handoff
+ * here, then the end of user_vector, arch-riscv/uentry.S) resumes the
+ * partner through the user-return path without switching kernel
+ * contexts. */
 #include "mk.h"
 
-/* user_vector (arch-riscv/uentry.S) loads the partner's frame pointer. */
+/* user_vector (arch-riscv/uentry.S) reads these thread fields itself. */
 _Static_assert(offsetof(struct thread, uf) == 184, "THREAD_UF in uentry.S");
+_Static_assert(offsetof(struct thread, on_cpu) == 120, "THREAD_ON_CPU in uentry.S");
+_Static_assert(offsetof(struct thread, killed) == 124, "THREAD_KILLED in uentry.S");
+_Static_assert(ONCPU_REQUEUE == 2, "ONCPU_REQUEUE in uentry.S");
 
 /* Needs e locked; we already wait (ipc_block). The receiver p takes our
  * words and the badge; we wait for its reply. As deliver() + the call
  * half of do_send(). */
-static void fast_call(struct thread *me, struct endpoint *e, uint64_t badge, struct thread *p)
+static inline __attribute__((always_inline))
+void fast_call(struct thread *me, struct endpoint *e, uint64_t slot, uint64_t badge,
+	       const struct trap_frame *from, struct thread *p)
 {
-	struct trap_frame *from = &me->uf->tf, *to = &p->uf->tf;
+	struct trap_frame *to = &p->uf->tf;
 	e->receivers = p->rq_next;
 	if (!e->receivers)
 		e->receivers_tail = NULL;
@@ -51,7 +57,7 @@ static void fast_call(struct thread *me, struct endpoint *e, uint64_t badge, str
 	to->regs[16] = 0;
 	to->regs[10] = 0;
 	uint64_t seq = ++me->call_seq;      /* a new call: replies for older ones find nothing */
-	me->ep_slot = (long)from->regs[10];
+	me->ep_slot = (long)slot;
 	p->caller = me;
 	p->caller_seq = seq;
 }
@@ -59,17 +65,19 @@ static void fast_call(struct thread *me, struct endpoint *e, uint64_t badge, str
 /* Needs e locked; we already wait (ipc_block). Our caller p, waiting
  * through e, gets our words as its reply; we join e's receiver queue (no
  * sender is queued). As do_reply() + the waiting half of do_recv(). */
-static void fast_reply_recv(struct thread *me, struct endpoint *e, struct thread *p)
+static inline __attribute__((always_inline))
+void fast_reply_recv(struct thread *me, struct endpoint *e, uint64_t slot, uint64_t recv_slot,
+		     struct trap_frame *from, struct thread *p)
 {
-	struct trap_frame *from = &me->uf->tf, *to = &p->uf->tf;
+	struct trap_frame *to = &p->uf->tf;
 	for (int i = 0; i < IPC_WORDS; i++)
 		to->regs[11 + i] = from->regs[11 + i];
 	to->regs[15] = 0;
 	to->regs[16] = 0;
 	to->regs[10] = 0;
 	me->caller = NULL;
-	me->recv_slot = (long)from->regs[15];
-	me->ep_slot = (long)from->regs[10];
+	me->recv_slot = (long)recv_slot;
+	me->ep_slot = (long)slot;
 	me->rq_next = NULL;
 	if (e->receivers_tail)
 		e->receivers_tail->rq_next = me;
@@ -79,21 +87,26 @@ static void fast_reply_recv(struct thread *me, struct endpoint *e, struct thread
 	from->regs[10] = (uint64_t)-E_DEAD;   /* overwritten when a sender comes */
 }
 
-/* Needs: irqs off (trap entry), the current thread trapped from user with
- * an ecall, uf its saved registers. Returns { NULL, NULL }, with nothing
- * changed, when the call is not one the fast path takes. Otherwise
- * completes it, makes the partner current (its address space in effect),
- * drops the endpoint lock and returns { caller, partner }: user_vector
- * then goes on with sched_resume_on, still on nothing but the caller's
- * frame. A leaf function on purpose (no frame, no saved registers):
- * everything that would need a call falls back to the slow path. */
-struct ipc_handoff ipc_fastpath(struct uframe *uf)
+/* Needs: irqs off (trap entry), stvec still user_vector (so: take no
+ * trap, call nothing), the current thread trapped from user with an
+ * ecall, uf its saved registers (all of them, sepc already past the
+ * ecall); slot, w0..w3, extra and nr are its a0..a5 and a7 as saved
+ * there, passed in registers by user_vector so that they need no loads.
+ * Returns { NULL, NULL }, with nothing changed, when the call is not one
+ * the fast path takes. Otherwise completes it, makes the partner current
+ * (its address space in effect), drops the endpoint lock and returns
+ * { caller, partner }: user_vector then hands the hart over, still on
+ * nothing but the caller's frame. A leaf function on purpose, without a
+ * frame pointer (no stack at all): everything that would need a call
+ * falls back to the slow path. */
+__attribute__((optimize("omit-frame-pointer")))
+struct ipc_handoff ipc_fastpath(uint64_t slot, uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3,
+				uint64_t extra, struct uframe *uf, uint64_t nr)
 {
 	struct ipc_handoff h = { NULL, NULL };
-	struct trap_frame *tf = &uf->tf;
-	uint64_t nr = tf->regs[17];
-	uint64_t slot = tf->regs[10];
-	uint64_t extra = tf->regs[15];
+	/* The words are read from the frame where they are copied: held in
+	 * registers all the way they would cost more in spills. */
+	(void)w0, (void)w1, (void)w2, (void)w3;
 	if (nr == SYS_CALL) {
 		if (extra != (uint64_t)SLOT_NONE)
 			return h;
@@ -121,25 +134,35 @@ struct ipc_handoff ipc_fastpath(struct uframe *uf)
 	if (nr == SYS_CALL) {
 		p = e->receivers;
 		if (!(rights & R_SEND) || !__atomic_load_n(&e->recv_caps, __ATOMIC_RELAXED) || !p ||
-		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) || !sched_as_ready(rq, p->task) ||
-		    ipc_block(me, e, B_REPLY))
+		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) || !sched_as_ready(rq, p->task))
 			goto slow;
-		fast_call(me, e, s.badge, p);
 	} else {
 		p = me->caller;
 		if (!(rights & R_RECV) || e->senders || e->notices || !p ||
 		    !ipc_reply_waits(p, e, me->caller_seq) ||
 		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
-		    !sched_as_ready(rq, p->task) || ipc_block(me, e, B_RECV))
+		    !sched_as_ready(rq, p->task))
 			goto slow;
-		fast_reply_recv(me, e, p);
 	}
-	tf->sepc += 4;
+	/* Fixed while p's task lives (it does: p waits in it); read before
+	 * the blocking exchange, which makes the compiler read again. */
+	struct task *pt = p->task;
+	uint64_t satp = pt->satp;
+	int switch_as = satp != rq->cur_satp;
+	if (nr == SYS_CALL) {
+		if (ipc_block(me, e, B_REPLY))
+			goto slow;
+		fast_call(me, e, slot, s.badge, &uf->tf, p);
+	} else {
+		if (ipc_block(me, e, B_RECV))
+			goto slow;
+		fast_reply_recv(me, e, slot, extra, &uf->tf, p);
+	}
 	p->block = B_NONE;
 	p->ep = NULL;
 	sched_handoff(rq, me, p);
-	if (p->task->satp != rq->cur_satp)
-		sched_satp_write(rq, p->task, p->task->satp);
+	if (switch_as)
+		sched_satp_write(rq, pt, satp);
 	h.prev = me;
 	h.next = p;
 slow:

@@ -314,7 +314,7 @@ struct rq {
 
 extern struct rq *rqs;      /* harts_max of them (sched_init_harts) */
 
-static inline struct rq *this_rq(void) { return &rqs[this_cpu()->index]; }
+static inline struct rq *this_rq(void) { return this_cpu()->rq; }   /* == &rqs[index] */
 static inline struct thread *cur_thread(void) { return this_rq()->cur; }
 
 /* Needs the lock of the endpoint next waits through; irqs off; next is
@@ -604,10 +604,12 @@ long sys_ipc(struct uframe *uf, long nr);
  * IPC wait whose deadline has passed with E_TIMEDOUT (only hart 0 scans;
  * nothing to do unless a timed wait is in progress). */
 void ipc_timeouts_tick(uint64_t now);
-/* From user_vector, irqs off: { NULL, NULL } when not taken, else the
- * threads to hand the hart over between (sched_resume_on). */
+/* From user_vector, irqs off, with the caller's a0..a5, its frame and
+ * a7: { NULL, NULL } when not taken, else the threads to hand the hart
+ * over between (user_vector does it). */
 struct ipc_handoff { struct thread *prev, *next; };
-struct ipc_handoff ipc_fastpath(struct uframe *uf);
+struct ipc_handoff ipc_fastpath(uint64_t slot, uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3,
+				uint64_t extra, struct uframe *uf, uint64_t nr);
 /* Whether th's kernel continuation, while it is blocked in IPC, is just
  * the return to user with its saved registers (an IPC system call, not a
  * page-fault call and not a kernel thread): then it can be resumed by
@@ -661,6 +663,7 @@ extern char thread_trampoline[];
 extern void sched_resume_on(struct thread *prev, struct thread *next, struct uframe *uf)
 	__attribute__((noreturn));
 void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__((noreturn));
+void sched_handoff_requeue(struct thread *prev);
 
 /* Whether switching this hart to t's address space needs nothing but a
  * satp write (or nothing): t's satp is in effect here, or this hart has

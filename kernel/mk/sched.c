@@ -52,8 +52,10 @@ int sched_init_harts(void)
 	struct thread *idle = harts_alloc(sizeof *idle);
 	if (!r || !idle)
 		return -E_NOMEM;
-	for (uint32_t i = 0; i < harts_max; i++)
+	for (uint32_t i = 0; i < harts_max; i++) {
 		spin_lock_init_class(&r[i].lock, &lock_class_rq);
+		cpus[i].rq = &r[i];
+	}
 	rqs = r;
 	idle_threads = idle;
 	return 0;
@@ -303,6 +305,15 @@ void sched_handoff_done(struct thread *prev, struct thread *next)
 	if (next->killed)
 		thread_exit();
 	user_return(next->uf);
+}
+
+/* Needs: irqs off, no lock held; on next's stack after the fast path's
+ * handoff (user_vector), which has just let prev go from this hart and
+ * found it made runnable while it was still on it (on_cpu REQUEUE):
+ * queue it, as sched_handoff_done does. */
+void sched_handoff_requeue(struct thread *prev)
+{
+	enqueue(prev);
 }
 
 /* Needs: irqs off, no lock held; next came from a run queue or passed

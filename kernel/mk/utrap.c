@@ -46,7 +46,7 @@ void user_trap(struct uframe *uf)
 			break;
 		}
 	} else if (cause == CAUSE_ECALL_U) {
-		uf->tf.sepc += 4;
+		/* sepc already points past the ecall (user_vector). */
 		irq_enable();
 		syscall_dispatch(uf);
 	} else {

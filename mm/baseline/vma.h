@@ -75,9 +75,10 @@ void vma_insert(struct mm_as *as, struct mm_vma *v);
 void vma_erase(struct mm_as *as, struct mm_vma *v);
 
 /* --- node memory (vma_slab.c); all need write access --- */
-/* Make n (<= 2) nodes free, growing the slab by one frame from the cursor's
+/* Make n nodes free, growing the slab a frame at a time from the cursor's
  * reservation (charged like PT pages, counted in nr_frames). MM_OK or
- * MM_ENOMEM (nothing changed). */
+ * MM_ENOMEM (frames added before it stay as free nodes, which vma_trim
+ * gives back). */
 int vma_reserve(struct mm_cursor *c, unsigned n);
 /* A free node (panics if none: a miscounted reservation). */
 struct mm_vma *vma_alloc(struct mm_as *as);

@@ -202,8 +202,67 @@ static bool b_prune_cover(struct mm_cursor *c)
 	return !v || v->start > last;
 }
 
+/* Plan a VMA change over [lo, hi] (st, 0 to punch): the nodes it needs. */
+static unsigned set_nodes(struct mm_cursor *c, uint64_t lo, uint64_t hi, uint64_t st)
+{
+	struct vma_set_plan p;
+	int n = vma_set_plan(c->as, lo, hi, st, &p);
+	return n > 0 ? (unsigned)n : 0;
+}
+
+/* The dry runs of b_mark, b_unmap, b_protect and b_take for a
+ * transaction's plan (mm_vma_ops.need): what each checks, the frames of
+ * its page-table half and the nodes of its VMA change. Changes nothing. */
+static int b_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
+		  const struct mm_status *s, unsigned prot, unsigned *frames, unsigned *nodes)
+{
+	*frames = *nodes = 0;
+	int err = mm_check_range(c, va, len);
+	if (err)
+		return err;
+	uint64_t st = 0, nx;
+	struct mm_info in;
+	switch (op) {
+	case MM_NEED_MARK:
+		if ((err = mm_status_meta(c->as->arch, s, &st)))
+			return err;
+		if (whole_root_entry(c->as, va, len))
+			return MM_EINVAL;
+		if (mm_pt_next_used(c, va, va + len - 1, &nx, 0) == 1)
+			return MM_EMAPPED;
+		*nodes = set_nodes(c, va, va + len - 1, st);
+		return MM_OK;
+	case MM_NEED_UNMAP:
+		*nodes = set_nodes(c, va, va + len - 1, 0);
+		return mm_pt_unmap_need(c, va, len, frames);
+	case MM_NEED_PROTECT: {
+		if ((prot & ~RWX) || !(prot & MM_PROT_R))
+			return MM_EPROT;
+		int n = vma_protect_plan(c->as, va, va + len - 1, prot);
+		*nodes = n > 0 ? (unsigned)n : 0;
+		return mm_pt_protect_need(c, va, len, prot, frames);
+	}
+	case MM_NEED_TAKE:
+		mm_pt_query(c, va, &in);
+		if (in.kind != MM_MAPPED)
+			return MM_EINVAL;
+		if (in.level != 1)
+			return MM_EHUGE;
+		*nodes = set_nodes(c, va, va + MM_PAGE_SIZE - 1, 0);
+		return MM_OK;
+	}
+	return MM_EINVAL;
+}
+
+/* mm_vma_ops.reserve_nodes: write access to the tree, then the nodes. */
+static int b_reserve_nodes(struct mm_cursor *c, unsigned nodes)
+{
+	vma_write_access(c);
+	return vma_reserve(c, nodes);
+}
+
 const struct mm_vma_ops vma_ops = {
 	.query = b_query, .mark = b_mark, .unmap = b_unmap, .protect = b_protect,
 	.take = b_take, .next_used = b_next_used, .wf_check = vma_wf_check,
-	.prune_cover = b_prune_cover,
+	.prune_cover = b_prune_cover, .need = b_need, .reserve_nodes = b_reserve_nodes,
 };

@@ -39,14 +39,14 @@ static void slab_add(struct mm_cursor *c, uint64_t pa)
 
 int vma_reserve(struct mm_cursor *c, unsigned n)
 {
-	if (c->as->vma.nr_free >= n)
-		return MM_OK;
-	int err = mm_resv_fill(c, 1);   /* n <= 2: one frame holds them */
-	if (err) {
-		mm_resv_return(c);
-		return err;
+	while (c->as->vma.nr_free < n) {
+		int err = mm_resv_fill(c, 1);   /* a frame holds VMA_PER_SLAB nodes */
+		if (err) {
+			mm_resv_return(c);
+			return err;
+		}
+		slab_add(c, mm_resv_pop(c));
 	}
-	slab_add(c, mm_resv_pop(c));
 	return MM_OK;
 }
 

@@ -97,6 +97,10 @@ int mm_lock_last(struct mm_cursor *c, struct mm_as *as, uint64_t start, uint64_t
 		c->dead = 0;
 		c->nr_resv = 0;
 		c->nr_charged = 0;
+		c->keep_tables = false;
+		c->txn_frames = c->txn_charged = 0;
+		c->txn_list = 0;
+		c->txn_nodes = 0;
 		mm_pool_refill(as->plat, pool_target(as->arch));
 		int err = as->proto->lock(c);
 		if (err) {

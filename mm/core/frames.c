@@ -56,11 +56,70 @@ void mm_pool_refill(const struct mm_platform *p, unsigned want)
 	}
 }
 
+unsigned long mm_txn_overdraws;
+
+/* A zeroed frame: this hart's pool first, then the allocator. MM_NOFRAME
+ * when there is none. */
+static uint64_t frame_draw(const struct mm_platform *p)
+{
+	uint64_t pa = MM_NOFRAME;
+	struct mm_pool *pool = pool_get(p);
+	if (pool) {
+		if (pool->n)
+			pa = pool->pa[--pool->n];
+		pool_put(p);
+	}
+	if (pa == MM_NOFRAME) {
+		pa = p->pt_alloc();
+		if (pa != MM_NOFRAME)
+			mm_zero_frame(p, pa);
+	}
+	return pa;
+}
+
+/* Give a frame back: to this hart's pool if it has room, else freed. */
+static void frame_return(const struct mm_platform *p, uint64_t pa)
+{
+	struct mm_pool *pool = pool_get(p);
+	if (pool) {
+		if (pool->n < MM_POOL_SIZE) {
+			pool->pa[pool->n++] = pa;
+			pa = MM_NOFRAME;
+		}
+		pool_put(p);
+	}
+	if (pa != MM_NOFRAME)
+		p->pt_free(pa);
+}
+
+/* Move frames (and as many of their charges) from the transaction's
+ * reservation into the operation's, up to n in all. */
+static void resv_from_txn(struct mm_cursor *c, unsigned n)
+{
+	const struct mm_platform *p = c->as->plat;
+	while (c->nr_resv < n && c->txn_frames) {
+		uint64_t pa = c->txn_list;
+		uint64_t *w = (uint64_t *)p->phys_to_virt(pa);
+		c->txn_list = w[0];
+		w[0] = 0;                 /* the frame is zeroed again */
+		c->txn_frames--;
+		c->resv[c->nr_resv++] = pa;
+		if (c->txn_charged) {
+			c->txn_charged--;
+			c->nr_charged++;
+		}
+	}
+	if (c->nr_resv < n && c->keep_tables)
+		__atomic_add_fetch(&mm_txn_overdraws, 1, __ATOMIC_RELAXED);
+}
+
 int mm_resv_fill(struct mm_cursor *c, unsigned n)
 {
 	const struct mm_platform *p = c->as->plat;
 	if (n > MM_CURSOR_RESV)
 		p->panic("mm: reservation larger than MM_CURSOR_RESV");
+	if (c->keep_tables)
+		resv_from_txn(c, n);
 	if (c->nr_resv < n && p->frames_charge) {
 		unsigned more = n - c->nr_resv;
 		if (p->frames_charge(c->as, more))
@@ -68,19 +127,9 @@ int mm_resv_fill(struct mm_cursor *c, unsigned n)
 		c->nr_charged += more;
 	}
 	while (c->nr_resv < n) {
-		uint64_t pa = MM_NOFRAME;
-		struct mm_pool *pool = pool_get(p);
-		if (pool) {
-			if (pool->n)
-				pa = pool->pa[--pool->n];
-			pool_put(p);
-		}
-		if (pa == MM_NOFRAME) {
-			pa = p->pt_alloc();
-			if (pa == MM_NOFRAME)
-				return MM_ENOMEM;
-			mm_zero_frame(p, pa);
-		}
+		uint64_t pa = frame_draw(p);
+		if (pa == MM_NOFRAME)
+			return MM_ENOMEM;
 		c->resv[c->nr_resv++] = pa;
 	}
 	return MM_OK;
@@ -109,19 +158,8 @@ void mm_resv_return(struct mm_cursor *c)
 	if (c->nr_charged && p->frames_uncharge)
 		p->frames_uncharge(c->as, c->nr_charged);
 	c->nr_charged = 0;
-	while (c->nr_resv) {
-		uint64_t pa = c->resv[--c->nr_resv];
-		struct mm_pool *pool = pool_get(p);
-		if (pool) {
-			if (pool->n < MM_POOL_SIZE) {
-				pool->pa[pool->n++] = pa;
-				pa = MM_NOFRAME;
-			}
-			pool_put(p);
-		}
-		if (pa != MM_NOFRAME)
-			p->pt_free(pa);
-	}
+	while (c->nr_resv)
+		frame_return(p, c->resv[--c->nr_resv]);
 }
 
 struct mm_page *mm_pt_init(struct mm_as *as, uint64_t pa, unsigned level)
@@ -147,4 +185,66 @@ void mm_pt_free_now(const struct mm_platform *p, struct mm_page *pg)
 	pg->level = 0;
 	__atomic_store_n(&pg->flags, 0, __ATOMIC_RELEASE);
 	p->pt_free(pg->pa);
+}
+
+void mm_txn_begin(struct mm_cursor *c)
+{
+	c->keep_tables = true;
+	c->txn_nodes = 0;
+}
+
+int mm_txn_reserve(struct mm_cursor *c, unsigned frames)
+{
+	const struct mm_platform *p = c->as->plat;
+	if (c->as->proto->vma && c->txn_nodes) {
+		/* Nodes first, drawn as a lone operation's reservation. */
+		c->keep_tables = false;
+		int err = c->as->proto->vma->reserve_nodes(c, c->txn_nodes);
+		c->keep_tables = true;
+		if (err) {
+			mm_txn_finish(c);
+			return err;
+		}
+	}
+	if (frames && p->frames_charge) {
+		if (p->frames_charge(c->as, frames)) {
+			mm_txn_finish(c);
+			return MM_ENOMEM;
+		}
+		c->txn_charged += frames;
+	}
+	for (unsigned want = c->txn_frames + frames; c->txn_frames < want; ) {
+		uint64_t pa = frame_draw(p);
+		if (pa == MM_NOFRAME) {
+			mm_txn_finish(c);
+			return MM_ENOMEM;
+		}
+		*(uint64_t *)p->phys_to_virt(pa) = c->txn_list;
+		c->txn_list = pa;
+		c->txn_frames++;
+	}
+	return MM_OK;
+}
+
+void mm_txn_finish(struct mm_cursor *c)
+{
+	const struct mm_platform *p = c->as->plat;
+	if (c->keep_tables) {
+		c->keep_tables = false;
+		/* The baseline keeps tables where VMAs lie, and only its
+		 * write-mode cursors may remove them (vma_unlinked). */
+		if (!c->as->proto->vma)
+			mm_prune(c);
+	}
+	while (c->txn_frames) {
+		uint64_t pa = c->txn_list;
+		uint64_t *w = (uint64_t *)p->phys_to_virt(pa);
+		c->txn_list = w[0];
+		w[0] = 0;                 /* pooled frames are zeroed */
+		c->txn_frames--;
+		frame_return(p, pa);
+	}
+	if (c->txn_charged && p->frames_uncharge)
+		p->frames_uncharge(c->as, c->txn_charged);
+	c->txn_charged = 0;
 }

@@ -196,6 +196,10 @@ int mm_check_range(struct mm_cursor *c, uint64_t va, uint64_t len);
 int mm_status_meta(const struct pt_arch *a, const struct mm_status *st, uint64_t *meta);
 int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out);
 int mm_pt_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
+/* The dry runs of the page-table halves (cursor.h mm_*_need). */
+int mm_pt_unmap_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *need);
+int mm_pt_protect_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot,
+		       unsigned *need);
 int mm_pt_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot);
 int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out);
 /* mm_next_used over [lo, hi] (page aligned, inside the locked range, not

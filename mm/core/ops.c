@@ -366,7 +366,7 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 			struct mm_page *ch = child_of(c->as, s.pte, L);
 			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
 			range_apply(c, op, &cn, slo, shi);
-			if (!op->dry && ch->nr_live == 0 && !fixed)
+			if (!op->dry && ch->nr_live == 0 && !fixed && !c->keep_tables)
 				remove_subtree(c, n->pg, i, ch, eb, el, op->release);
 			continue;
 		}
@@ -390,7 +390,7 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 			struct mm_page *ch = mm_split(c, n->pg, i, eb, s.pte, s.meta, L, cmeta);
 			struct node cn = { .pg = ch, .level = L - 1, .base = eb };
 			range_apply(c, op, &cn, slo, shi);
-			if (ch->nr_live == 0)
+			if (ch->nr_live == 0 && !c->keep_tables)
 				remove_subtree(c, n->pg, i, ch, eb, el, op->release);
 		}
 	}
@@ -425,6 +425,80 @@ static int range_op(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap,
 	if (c->nr_resv)
 		c->as->plat->panic("mm: reservation overcounted");
 	return MM_OK;
+}
+
+/* The dry half of range_op: its error, or MM_OK and *need. */
+static int range_need(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap, uint64_t meta_new,
+		      unsigned *need)
+{
+	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
+	struct rop op = { .unmap = unmap, .release = unmap, .dry = true, .meta_new = meta_new };
+	range_apply(c, &op, &root, va, va + len - 1);
+	*need = op.need;
+	return op.err;
+}
+
+/* Protocol vma: its own dry run of op; the nodes it counts go to the
+ * transaction's. */
+static int vma_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
+		    const struct mm_status *st, unsigned prot, unsigned *need)
+{
+	unsigned nodes = 0;
+	int err = c->as->proto->vma->need(c, op, va, len, st, prot, need, &nodes);
+	if (!err)
+		c->txn_nodes += nodes;
+	return err;
+}
+
+int mm_mark_need(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st,
+		 unsigned *need)
+{
+	*need = 0;
+	if (c->as->proto->vma)
+		return vma_need(c, MM_NEED_MARK, va, len, st, 0, need);
+	int err = mm_check_range(c, va, len);
+	uint64_t meta;
+	if (!err)
+		err = mm_status_meta(c->as->arch, st, &meta);
+	return err ? err : range_need(c, va, len, false, meta, need);
+}
+
+int mm_pt_unmap_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *need)
+{
+	*need = 0;
+	int err = mm_check_range(c, va, len);
+	return err ? err : range_need(c, va, len, true, 0, need);
+}
+
+int mm_unmap_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *need)
+{
+	if (c->as->proto->vma)
+		return vma_need(c, MM_NEED_UNMAP, va, len, 0, 0, need);
+	return mm_pt_unmap_need(c, va, len, need);
+}
+
+int mm_take_need(struct mm_cursor *c, uint64_t va, unsigned *need)
+{
+	*need = 0;
+	if (c->as->proto->vma)
+		return vma_need(c, MM_NEED_TAKE, va, MM_PAGE_SIZE, 0, 0, need);
+	struct mm_info info;
+	int err = mm_pt_query(c, va, &info);
+	if (!err && (info.kind != MM_MAPPED))
+		err = MM_EINVAL;
+	if (!err && info.level != 1)
+		err = MM_EHUGE;
+	return err;
+}
+
+unsigned mm_txn_need_max(struct mm_cursor *c, uint64_t va, uint64_t len)
+{
+	unsigned below = c->cover_level - 1, ends = len > MM_PAGE_SIZE ? 2 : 1;
+	unsigned n = ends * (2 * below + c->cover_level);
+	(void)va;
+	if (c->as->proto->vma)
+		c->txn_nodes += 2;          /* a change splits at most two VMAs */
+	return n < MM_CURSOR_RESV ? n : MM_CURSOR_RESV;
 }
 
 int mm_status_meta(const struct pt_arch *a, const struct mm_status *st, uint64_t *meta)
@@ -610,6 +684,14 @@ static struct mm_page *map_descend(struct mm_cursor *c, uint64_t va, unsigned le
 	}
 	*basep = base;
 	return pg;
+}
+
+int mm_map_need(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level, unsigned prot,
+		unsigned flags, unsigned *need)
+{
+	*need = 0;
+	int err = map_check(c, va, pa, level, prot, flags);
+	return err ? err : map_need(c, va, level, meta_leaf(flags & MM_MAP_COW, prot, flags) != 0, need);
 }
 
 int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
@@ -1050,6 +1132,30 @@ int mm_pt_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
 	return pop_run(c, &op, va, len);
 }
 
+int mm_protect_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot,
+		    unsigned *need)
+{
+	if (c->as->proto->vma)
+		return vma_need(c, MM_NEED_PROTECT, va, len, 0, prot, need);
+	return mm_pt_protect_need(c, va, len, prot, need);
+}
+
+int mm_pt_protect_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot,
+		       unsigned *need)
+{
+	*need = 0;
+	int err = mm_check_range(c, va, len);
+	if (err)
+		return err;
+	if ((prot & ~RWX) || !(prot & MM_PROT_R))
+		return MM_EPROT;
+	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
+	struct pop op = { .mode = P_PROTECT, .prot = prot, .dry = true };
+	pop_apply(c, &op, &root, va, va + len - 1);
+	*need = op.need;
+	return op.err;
+}
+
 int mm_make_cow(struct mm_cursor *c, uint64_t va, uint64_t len)
 {
 	int err = mm_check_range(c, va, len);
@@ -1190,8 +1296,9 @@ int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 				 .accessed = a->accessed(last), .dirty = a->dirty(last),
 				 .pa = a->addr(last, 1), .limits = (uint8_t)lim };
 	/* Remove the PT pages this left empty (needs no frames: the entry is
-	 * empty now, so nothing is split). */
-	range_op(c, va, MM_PAGE_SIZE, true, false, 0);
+	 * empty now, so nothing is split); in a transaction, at its end. */
+	if (!c->keep_tables)
+		range_op(c, va, MM_PAGE_SIZE, true, false, 0);
 	return MM_OK;
 }
 

@@ -345,6 +345,139 @@ static void t_diff(long steps)
 	end_as(&x.as);
 }
 
+/* ---- txn: several operations planned as one transaction (cursor.h):
+ * an op whose range no earlier op of the transaction touched takes no
+ * more frames than its dry run said before the first op ran, any other
+ * no more than mm_txn_need_max; with those reserved, no op draws a frame
+ * of its own (mm_txn_overdraws stays 0). Ops are maps (4 KiB and 2 MiB),
+ * marks, unmaps and protects in a window over a 1 GiB boundary, checked
+ * against the spec as they run; a dry run's error must be the op's. */
+struct txop {
+	int kind;             /* 0 map, 1 mark, 2 unmap, 3 protect */
+	uint64_t va, len, pa;
+	unsigned level, prot, flags;
+	struct mm_status st;
+	int dry;              /* untouched: its dry run's error */
+};
+
+static void txn_rnd_op(struct txop *o, uint64_t lo, uint64_t hi)
+{
+	static const unsigned prots[] = { MM_PROT_R, MM_PROT_R | MM_PROT_W, MM_PROT_R | MM_PROT_X };
+	*o = (struct txop){ .kind = (int)rndn(4) };
+	if (o->kind == 0) {
+		uint64_t blo = (lo + MB2 - 1) & ~(MB2 - 1);
+		o->level = 1;
+		if (rndn(3) == 0 && blo + MB2 <= hi && pt_leaf_ok(A, 2)) {
+			o->level = 2;
+			o->va = blo + rndn((hi - blo) / MB2) * MB2;
+		} else {
+			o->va = lo + rndn((hi - lo) / PG) * PG;
+		}
+		o->len = 1ull << pt_shift(A, o->level);
+		o->prot = rnd_prot();
+		o->flags = rnd_map_flags();
+		return;
+	}
+	rnd_subrange(lo, hi, &o->va, &o->len);
+	if (o->kind == 1)
+		o->st = rnd_status();
+	o->prot = prots[rndn(3)];
+}
+
+/* The dry run of o (cursor.h mm_*_need). */
+static int txn_need(struct mm_cursor *c, const struct txop *o, unsigned *need)
+{
+	switch (o->kind) {
+	case 0: return mm_map_need(c, o->va, 0, o->level, o->prot, o->flags, need);
+	case 1: return mm_mark_need(c, o->va, o->len, &o->st, need);
+	case 2: return mm_unmap_need(c, o->va, o->len, need);
+	default: return mm_protect_need(c, o->va, o->len, o->prot, need);
+	}
+}
+
+/* Run o on the core and the spec; they must agree. */
+static int txn_run(struct ctx *x, struct mm_cursor *c, struct txop *o)
+{
+	int got, want;
+	switch (o->kind) {
+	case 0:
+		o->pa = host_frame_alloc(o->level);
+		CHECK(o->pa != MM_NOFRAME, "test arena exhausted");
+		want = spec_map(&x->s, o->va, o->pa, o->len, o->prot, o->flags);
+		got = mm_map(c, o->va, o->pa, o->level, o->prot, o->flags);
+		if (got)
+			host_frame_free(o->pa, o->level);
+		break;
+	case 1:
+		want = spec_mark(&x->s, o->va, o->len, &o->st);
+		got = mm_mark(c, o->va, o->len, &o->st);
+		break;
+	case 2:
+		want = spec_unmap(&x->s, o->va, o->len);
+		got = mm_unmap(c, o->va, o->len);
+		break;
+	default:
+		want = spec_protect(&x->s, o->va, o->len, o->prot);
+		got = mm_protect(c, o->va, o->len, o->prot);
+		break;
+	}
+	CHECK(got == want, "txn op %d %#" PRIx64 "+%#" PRIx64 ": core %s spec %s", o->kind, o->va,
+	      o->len, mm_strerror(got), mm_strerror(want));
+	return got;
+}
+
+static void t_txn(long steps)
+{
+	struct ctx x;
+	new_as(&x.as);
+	spec_init(&x.s, win_base(), WIN_PAGES, A->mem_types);
+	unsigned long od0 = mm_txn_overdraws;
+	long planned = 0, bounded = 0;
+	for (long st = 0; st < steps && fails == 0; st++) {
+		uint64_t lo, hi;
+		rnd_lock_range(x.s.base, x.s.npages, &lo, &hi);
+		struct mm_cursor c;
+		CHECK(mm_lock(&c, &x.as, lo, hi) == MM_OK, "lock");
+		mm_txn_begin(&c);
+		struct txop ops[8];
+		unsigned n = 1 + (unsigned)rndn(8), total = 0;
+		for (unsigned k = 0; k < n; k++) {
+			txn_rnd_op(&ops[k], lo, hi);
+			bool touched = false;
+			for (unsigned j = 0; j < k; j++)
+				touched |= ops[j].va < ops[k].va + ops[k].len && ops[k].va < ops[j].va + ops[j].len;
+			unsigned need;
+			if (touched) {
+				ops[k].dry = 1;          /* no dry run: anything goes */
+				need = mm_txn_need_max(&c, ops[k].va, ops[k].len);
+				bounded++;
+			} else {
+				ops[k].dry = txn_need(&c, &ops[k], &need);
+				planned++;
+			}
+			total += need;
+		}
+		CHECK(mm_txn_reserve(&c, total) == MM_OK, "reserve %u", total);
+		for (unsigned k = 0; k < n; k++) {
+			int got = txn_run(&x, &c, &ops[k]);
+			CHECK(got == ops[k].dry || ops[k].dry == 1, "step %ld op %u: dry run %s, run %s",
+			      st, k, mm_strerror(ops[k].dry), mm_strerror(got));
+		}
+		CHECK(mm_txn_overdraws == od0, "step %ld: an op drew %lu frames past its plan", st,
+		      mm_txn_overdraws - od0);
+		mm_txn_finish(&c);
+		mm_release(&c);
+		check_wf(&x.as, "txn step");
+		if (st % 64 == 0)
+			check_window(&x.as, &x.s, "txn");
+		host_rcu_poll();
+	}
+	check_window(&x.as, &x.s, "txn end");
+	printf("txn: %ld ops planned by their dry run, %ld by the bound\n", planned, bounded);
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
 /* ---- bad input: each error distinct, tree unchanged ---- */
 static void unchanged(struct ctx *x, size_t used, uint64_t nr, const char *what)
 {
@@ -1688,6 +1821,8 @@ int main(int argc, char **argv)
 		t_diff(steps);
 	else if (!strcmp(test, "bad"))
 		t_bad();
+	else if (!strcmp(test, "txn"))
+		t_txn(steps);
 	else if (!strcmp(test, "oom"))
 		t_oom();
 	else if (!strcmp(test, "charge")) {

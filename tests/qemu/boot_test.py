@@ -2,10 +2,11 @@
 """One QEMU boot of patina, judged by its output (suite 'kernel').
 
 Fails on: a missing or wrong banner, a failed or missing selftest summary, a
-panic (unless --expect-status panic asks for one), a hang, or an exit status
-other than the one expected.
+panic (unless --expect-status panic asks for one), a hang, an exit status
+other than the one expected, or (--expect-bench) no well-formed bench line.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -17,6 +18,37 @@ import patina_qemu as pq  # noqa: E402
 def mib(size):
     units = {"M": 1, "G": 1024}
     return int(size[:-1]) * units[size[-1].upper()]
+
+
+# The fields every `bench` JSON line has (docs/performance.md).
+BENCH_FIELDS = ("bench", "contention", "threads", "mm", "paging", "ops",
+                "ns_per_op", "ops_per_sec", "instret_per_op")
+
+
+def bench_line_error(lines, spec):
+    """None if some line is a JSON object whose "bench" is spec's name and
+    that has the standard fields and spec's own (NAME[:KEY,KEY...]), each
+    a number, a string or null as the format gives; else why not. The
+    values are not judged: benchmarks are not pass/fail on speed."""
+    name, _, keys = spec.partition(":")
+    want = BENCH_FIELDS + tuple(k for k in keys.split(",") if k)
+    for ln in lines:
+        if not ln.startswith("{"):
+            continue
+        try:
+            obj = json.loads(ln)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or obj.get("bench") != name:
+            continue
+        missing = [k for k in want if k not in obj]
+        if missing:
+            return "bench line %s lacks %s" % (name, ", ".join(missing))
+        odd = [k for k in want if not isinstance(obj[k], (int, float, str, type(None)))]
+        if odd:
+            return "bench line %s: %s not a number, string or null" % (name, ", ".join(odd))
+        return None
+    return "no JSON line with \"bench\":\"%s\"" % name
 
 
 def main():
@@ -39,6 +71,9 @@ def main():
                    help="least number of selftest passes accepted")
     p.add_argument("--help-lists", action="append", default=[], metavar="NAME",
                    help="the output is `help`'s: NAME is listed, and no name is listed twice")
+    p.add_argument("--expect-bench", action="append", default=[], metavar="NAME[:KEY,...]",
+                   help="some line is a bench JSON object for NAME with the standard "
+                   "fields and these KEYs")
     p.add_argument("extra", nargs="*")
     opts = p.parse_args()
 
@@ -81,6 +116,10 @@ def main():
     for want_line in opts.expect_line:
         if not any(want_line in ln for ln in run.lines):
             errors.append("no line contains %r" % want_line)
+    for spec in opts.expect_bench:
+        why = bench_line_error(run.lines, spec)
+        if why:
+            errors.append(why)
     if opts.help_lists:
         names = [ln.split()[0] for ln in run.lines if ln.startswith("  ") and ln.strip()]
         twice = sorted({n for n in names if names.count(n) > 1})

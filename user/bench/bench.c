@@ -2,16 +2,20 @@
  * benchmarks, and the one JSON line format they all print.
  *
  *   bench ipc [round-trips]
+ *   bench pager [faults]
  *   bench NAME... [--threads LIST] [--contention low|high|both]
  *
  * NAME: mmap, mmap-pf, pf, unmap-virt, unmap, all (those five), fork,
- * overhead, ipc. LIST: thread counts separated by commas, each at most the
+ * overhead, ipc, pager. LIST: thread counts separated by commas, each at most the
  * harts online (default 1, 2, 4, ... up to the harts, and the harts).
  * Contention defaults to both. */
 #include "ulib.h"
 #include "bench.h"
 
 #define MAX_COUNTS 16
+#define IPC_ROUND_TRIPS 2000      /* bench ipc's default */
+#define PAGER_FAULTS 1024         /* bench pager's default */
+#define PAGER_FAULTS_MAX 16384    /* frames held at once: 64 MiB */
 
 void bench_mm_names(const char **mm, const char **paging)
 {
@@ -106,8 +110,10 @@ static int default_counts(int *out, long harts)
 static int usage(void)
 {
 	printf("usage: bench ipc [round-trips]\n"
+	       "       bench pager [faults]   (1 to %d)\n"
 	       "       bench NAME... [--threads LIST] [--contention low|high|both]\n"
-	       "       NAME: mmap mmap-pf pf unmap-virt unmap all fork overhead ipc\n");
+	       "       NAME: mmap mmap-pf pf unmap-virt unmap all fork overhead ipc pager\n",
+	       PAGER_FAULTS_MAX);
 	return 2;
 }
 
@@ -125,12 +131,13 @@ static void bench_kcmd(const char *line)
 int cmd_bench(int argc, char **argv)
 {
 	long harts = dbg(DBG_NCPUS, 0, 0);
-	if (argc > 1 && !strcmp(argv[1], "ipc") && argc <= 3) {
-		unsigned long ops = 2000;
-		if (argc == 3 && (parse_ulong(argv[2], &ops) || !ops))
+	int pager = argc > 1 && !strcmp(argv[1], "pager");
+	if (argc > 1 && (pager || !strcmp(argv[1], "ipc")) && argc <= 3) {
+		unsigned long ops = pager ? PAGER_FAULTS : IPC_ROUND_TRIPS;
+		if (argc == 3 && (parse_ulong(argv[2], &ops) || !ops || (pager && ops > PAGER_FAULTS_MAX)))
 			return usage();
 		bench_kcmd("lockstat reset");
-		int st = bench_ipc(ops);
+		int st = pager ? bench_pager(ops) : bench_ipc(ops);
 		bench_kcmd("lockstat");
 		return st;
 	}
@@ -165,7 +172,7 @@ int cmd_bench(int argc, char **argv)
 		return usage();
 	for (int i = 1; i < first_opt; i++)
 		if (!bench_mm_known(argv[i]) && strcmp(argv[i], "fork") &&
-		    strcmp(argv[i], "overhead") && strcmp(argv[i], "ipc"))
+		    strcmp(argv[i], "overhead") && strcmp(argv[i], "ipc") && strcmp(argv[i], "pager"))
 			return usage();
 	int st = 0;
 	bench_kcmd("lockstat reset");
@@ -175,7 +182,9 @@ int cmd_bench(int argc, char **argv)
 		else if (!strcmp(argv[i], "overhead"))
 			st = bench_overhead();
 		else if (!strcmp(argv[i], "ipc"))
-			st = bench_ipc(2000);
+			st = bench_ipc(IPC_ROUND_TRIPS);
+		else if (!strcmp(argv[i], "pager"))
+			st = bench_pager(PAGER_FAULTS);
 		else
 			st = bench_mm(argv[i], counts, ncounts, mask);
 	}
@@ -185,6 +194,8 @@ int cmd_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if ((spawn_arg() & 0xff) == ROLE_BENCH_PGCLI)
+		return bench_pager_child();                  /* bench pager's client task */
 	if (spawn_arg())
 		return bench_ipc_child((long)spawn_arg());   /* bench ipc's server task */
 	return cmd_bench(argc, argv);

@@ -1,7 +1,8 @@
 /* The parts of the `bench` command (bench.c parses and dispatches): the
  * IPC round trips (ubench.c), the five memory microbenchmarks
- * (bench_mm.c), fork (bench_fork.c) and the page-table memory overhead
- * (bench_overhead.c). Each prints one JSON object a line. */
+ * (bench_mm.c), fork (bench_fork.c), the page-table memory overhead
+ * (bench_overhead.c) and the fault round trip through a user-level pager
+ * (bench_pager.c). Each prints one JSON object a line. */
 #ifndef USER_BENCH_H
 #define USER_BENCH_H
 
@@ -54,18 +55,26 @@ const char *bench_tenths(char *buf, size_t size, uint64_t n, uint64_t d);
 /* Make [va, va+len) of this task invalid (ROP_UNMAP): 0 or -E_*. */
 long bench_unmap(uint64_t va, uint64_t len);
 
-/* Contention modes of the five microbenchmarks (a mask). */
-/* The bench program's child: bench ipc's server task (ubench.c). */
+/* The bench program's children, by the low byte of the spawn argument:
+ * bench ipc's server task (ubench.c) and bench pager's client task
+ * (bench_pager.c). */
 #define ROLE_BENCH_SRV 8
+#define ROLE_BENCH_PGCLI 9
 int bench_ipc_child(long arg);
+int bench_pager_child(void);
 int cmd_bench(int argc, char **argv);
 
+/* Contention modes of the five microbenchmarks (a mask). */
 #define BENCH_LOW  1
 #define BENCH_HIGH 2
 
 /* round_trips call/reply round trips on one hart, then across two
  * harts when there are two: 0. */
 int bench_ipc(unsigned long round_trips);
+/* faults page faults served by a user-level pager, each timed from the
+ * faulting write to its retry: through libpager in another task, then
+ * through the bare ABI in this one. 0, or 1 after printing what failed. */
+int bench_pager(unsigned long faults);
 /* The microbenchmark called name, or all five for "all" (bench_mm_known
  * says which names these are), at each thread count of threads[0..n) and
  * each contention in mask: 0, or 1 after printing what failed. */

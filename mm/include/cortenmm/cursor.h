@@ -52,6 +52,14 @@ struct mm_cursor {
 	unsigned nr_resv;
 	unsigned nr_charged;
 	uint64_t resv[MM_CURSOR_RESV];
+	/* A multi-op transaction (mm_txn_reserve .. mm_txn_finish): the
+	 * operations draw their frames from txn_list (free zeroed frames
+	 * linked through their first word, txn_frames of them, txn_charged of
+	 * those charged), and PT pages they leave empty stay until finish. */
+	bool keep_tables;
+	unsigned txn_frames, txn_charged;
+	unsigned txn_nodes;             /* protocol vma: VMA nodes the plan counted */
+	uint64_t txn_list;
 };
 
 /* Lock [start, end) of as. end exclusive, both 4 KiB aligned, start < end,
@@ -100,6 +108,62 @@ int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_stat
  * are released after the TLB flush; huge pages cut by the range are split.
  * Empty PT pages are removed. MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED, MM_ENOMEM. */
 int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
+
+/* --- all-or-nothing transactions of several operations ---
+ *
+ * Each operation above is atomic by itself. A caller that applies several
+ * as one (the kernel's region transactions) checks them all first, then
+ * performs them so that none can fail:
+ *   - mm_txn_begin: from now on PT pages an operation leaves empty stay in
+ *     the tree until mm_txn_finish, so an operation on a range no earlier
+ *     one touched takes no more than its dry run said beforehand.
+ *   - mm_*_need: the dry run of an operation against the tree as it is
+ *     now: its error (the one the operation would return), or MM_OK and
+ *     the frames it would take. Changes nothing.
+ *   - mm_txn_need_max: what any one operation on [va, va+len) may take,
+ *     whatever the tree under the cursor holds.
+ *   - mm_txn_reserve: take the frames those counts add up to.
+ *   - mm_txn_finish: remove the PT pages left empty, give back what was
+ *     not used.
+ * The protocol vma answers through its own hooks (mm_vma_ops.need,
+ * reserve_nodes): VMA nodes are counted beside the frames. */
+
+/* Begin a transaction's plan on a fresh cursor. Cannot fail. */
+void mm_txn_begin(struct mm_cursor *c);
+
+/* Dry runs of mm_map (4 KiB << 9*(level-1) page), mm_mark, mm_unmap,
+ * mm_protect, mm_take: the error the operation would return now, or MM_OK
+ * and *need = the frames it would take. Change nothing in the tree. */
+int mm_map_need(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level, unsigned prot,
+		unsigned flags, unsigned *need);
+int mm_mark_need(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st,
+		 unsigned *need);
+int mm_unmap_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *need);
+int mm_protect_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot,
+		    unsigned *need);
+int mm_take_need(struct mm_cursor *c, uint64_t va, unsigned *need);
+
+/* The most frames one map, mark, unmap, protect or take inside
+ * [va, va+len) can take under this cursor, whatever the tree holds: each
+ * end of the range splits at most one entry per level below the covering
+ * page (a table and its metadata array each), and statuses are written
+ * only into pages on the two boundary paths (a metadata array each). */
+unsigned mm_txn_need_max(struct mm_cursor *c, uint64_t va, uint64_t len);
+
+/* Reserve `frames` frames (charged through plat->frames_charge) for the
+ * operations of the transaction mm_txn_begin began. MM_OK; MM_ENOMEM (the
+ * transaction is finished: nothing reserved). */
+int mm_txn_reserve(struct mm_cursor *c, unsigned frames);
+
+/* End the transaction: remove the PT pages of the locked range that hold
+ * nothing, give back the frames not used. Cannot fail; a no-op on a
+ * cursor with no transaction. */
+void mm_txn_finish(struct mm_cursor *c);
+
+/* Times an operation of a transaction needed more frames than were
+ * reserved for it (and drew them as a lone operation would): a planning
+ * error, 0 unless mm_txn_need_max or a dry run is wrong. */
+extern unsigned long mm_txn_overdraws;
 
 /* --- operations for pagers and fork --- */
 

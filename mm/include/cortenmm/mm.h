@@ -105,7 +105,16 @@ struct mm_vma_ops {
 	/* mm_release: may c's covering page, left empty, be removed (which
 	 * takes a second transaction over its parent's entry)? */
 	bool (*prune_cover)(struct mm_cursor *c);
+	/* The dry run of a mark (MM_NEED_MARK, st), unmap, protect (prot) or
+	 * take for a transaction's plan (cursor.h): the operation's error, or
+	 * MM_OK with *frames (page table) and *nodes (the protocol's own). */
+	int (*need)(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
+		    const struct mm_status *st, unsigned prot, unsigned *frames, unsigned *nodes);
+	/* Have `nodes` nodes ready for the operations to come, their frames
+	 * drawn and charged as a reservation's. MM_OK or MM_ENOMEM. */
+	int (*reserve_nodes)(struct mm_cursor *c, unsigned nodes);
 };
+enum { MM_NEED_MARK, MM_NEED_UNMAP, MM_NEED_PROTECT, MM_NEED_TAKE };
 
 /* A locking protocol: how a cursor acquires and drops its range, and how
  * removed PT pages are retired. Selected per address space at run time. */

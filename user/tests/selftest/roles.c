@@ -161,10 +161,12 @@ static __attribute__((noinline)) void sec_touch_stack(void)
 /* Page-table pages against the frame quota: transactions of 16 one-page
  * reservations, 1 GiB apart and 1 MiB on from one transaction to the next
  * (under CortenMM each needs fresh PT pages; under mm=vma each is a VMA of
- * its own, and VMA nodes are charged by the frame), until one op reports
- * E_QUOTA; then each refused op is retried alone (it must not fit either).
- * Reports through the frame given at spawn (mapped at SEC_PT_SHARE_VA,
- * layout SEC_PT_* in selftest.h), then blocks for good. */
+ * its own, and VMA nodes are charged by the frame), until one is refused
+ * with E_QUOTA. A transaction applies all its ops or none: the usage after
+ * the refusal must be the usage before it. Then the refused ops are
+ * applied one at a time: they must not all fit (else the refusal was
+ * spurious). Reports through the frame given at spawn (mapped at
+ * SEC_PT_SHARE_VA, layout SEC_PT_* in selftest.h), then blocks for good. */
 static int sec_pt(void)
 {
 	if (given_cap_type() != CAP_FRAME)
@@ -195,34 +197,31 @@ static int sec_pt(void)
 		}
 		long r = region_txn(SLOT_SELF_AS, base, base + REGION_MAX_OPS * gib, ops, REGION_MAX_OPS);
 		sh[SEC_PT_TXNS] = k + 1;
-		if (r < 0) {
+		if (r == -E_QUOTA) {
+			state = SEC_PT_AT_QUOTA;
+			sh[SEC_PT_OP] = -1;     /* the reservation of the whole */
+			for (int i = 0; i < REGION_MAX_OPS; i++)
+				if (ops[i].result == -E_QUOTA)
+					sh[SEC_PT_OP] = i;
+			if (cap_info(SLOT_SELF_TASK, &ci) == 0)
+				sh[SEC_PT_LO1] = (long)ci.lo;
+		} else if (r != REGION_MAX_OPS) {
 			err = r;
 			state = SEC_PT_BROKEN;
-			break;
-		}
-		for (int i = 0; i < REGION_MAX_OPS; i++) {
-			if (ops[i].result == -E_QUOTA) {
-				if (state == SEC_PT_NO_QUOTA) {
-					state = SEC_PT_AT_QUOTA;
-					sh[SEC_PT_OP] = i;
-				}
-				sh[SEC_PT_REFUSED]++;
-			} else if (ops[i].result) {
-				err = ops[i].result;
-				state = SEC_PT_BROKEN;
-			}
 		}
 	}
-	/* A refusal must mean "does not fit": nothing was freed since, so a
-	 * refused op that succeeds alone now was refused with room left. */
+	/* A refusal must mean "does not fit": nothing was freed since, so
+	 * the ops applied one at a time run out too. */
+	int fit = 0;
 	for (int i = 0; state == SEC_PT_AT_QUOTA && i < REGION_MAX_OPS; i++) {
-		if (ops[i].result != -E_QUOTA)
-			continue;
 		struct region_op one = ops[i];
 		one.result = 0;
 		if (region_txn(SLOT_SELF_AS, one.va, one.va + 4096, &one, 1) == 1)
-			sh[SEC_PT_SPURIOUS]++;
+			fit++;
+		else
+			sh[SEC_PT_REFUSED]++;
 	}
+	sh[SEC_PT_SPURIOUS] = state == SEC_PT_AT_QUOTA && fit == REGION_MAX_OPS;
 	if (cap_info(SLOT_SELF_TASK, &ci) == 0) {
 		sh[SEC_PT_LO] = (long)ci.lo;
 		sh[SEC_PT_HI] = (long)ci.hi;

@@ -564,21 +564,23 @@ int sec_pt_quota(char *why)
 	CK(state == SEC_PT_AT_QUOTA, "child state %ld (1 running, 3 error, 4 never refused) "
 	   "after %ld transactions, error %ld", state, sh[SEC_PT_TXNS], sh[SEC_PT_ERR]);
 	CK(cap_info(task, &ci) == 0, "cap_info on the child");
-	printf("  sec_pt_quota: txn %ld refused %ld ops (first: op %ld) at %ld/%lu frames, "
-	       "%ld fit alone after; child ends at %lu/%lu (%ld polls)\n",
-	       sh[SEC_PT_TXNS], sh[SEC_PT_REFUSED], sh[SEC_PT_OP], sh[SEC_PT_LO0],
-	       (unsigned long)ci.hi, sh[SEC_PT_SPURIOUS], (unsigned long)ci.lo,
-	       (unsigned long)ci.hi, polls);
+	printf("  sec_pt_quota: txn %ld refused (op %ld) at %ld/%lu frames, %ld after it; "
+	       "%ld of its ops refused one at a time after; child ends at %lu/%lu (%ld polls)\n",
+	       sh[SEC_PT_TXNS], sh[SEC_PT_OP], sh[SEC_PT_LO0], (unsigned long)ci.hi,
+	       sh[SEC_PT_LO1], sh[SEC_PT_REFUSED], (unsigned long)ci.lo, (unsigned long)ci.hi,
+	       polls);
 	CK(ci.hi == PT_QUOTA && ci.lo <= ci.hi, "child at %lu of %lu frames",
 	   (unsigned long)ci.lo, (unsigned long)ci.hi);
 	CK(sh[SEC_PT_HI] == PT_QUOTA && sh[SEC_PT_LO] <= sh[SEC_PT_HI],
 	   "the child saw %ld of %ld frames", sh[SEC_PT_LO], sh[SEC_PT_HI]);
-	/* E_QUOTA only when the op does not fit: none of the refused ops
-	 * fits when retried alone, and the child ends close to its quota
-	 * (what one op needs is a few PT pages and metadata arrays). */
-	CK(sh[SEC_PT_SPURIOUS] == 0, "%ld of %ld ops refused E_QUOTA fit when retried alone "
-	   "(usage %ld/%ld before that txn)", sh[SEC_PT_SPURIOUS], sh[SEC_PT_REFUSED],
-	   sh[SEC_PT_LO0], (long)ci.hi);
+	/* The refused transaction changed nothing; E_QUOTA only when it does
+	 * not fit: its ops applied one at a time run out too, and the child
+	 * ends close to its quota (what one op needs is a few PT pages and
+	 * metadata arrays). */
+	CK(sh[SEC_PT_LO1] == sh[SEC_PT_LO0], "the refused transaction left usage %ld, was %ld",
+	   sh[SEC_PT_LO1], sh[SEC_PT_LO0]);
+	CK(sh[SEC_PT_SPURIOUS] == 0, "all 16 ops of the refused transaction fit one at a time "
+	   "(usage %ld/%ld before it)", sh[SEC_PT_LO0], (long)ci.hi);
 	CK(ci.hi - ci.lo <= 8, "refused at %lu of %lu frames", (unsigned long)ci.lo, (unsigned long)ci.hi);
 	CK(task_kill(task) == 0, "kill");
 	r = task_wait(task);

@@ -30,9 +30,10 @@ enum { ROLE_SEC_THREADS = 64, ROLE_SEC_EPS, ROLE_SEC_PT, ROLE_SEC_CONSOLE, ROLE_
  * SEC_PT_SHARE_VA in the child: these are indexes of longs in it. */
 enum { SEC_PT_STATE, SEC_PT_TXNS, SEC_PT_LO, SEC_PT_HI, SEC_PT_ERR,
        SEC_PT_LO0,       /* usage before the transaction that was refused */
-       SEC_PT_OP,        /* its first op refused with E_QUOTA */
-       SEC_PT_REFUSED,   /* how many of its ops were refused */
-       SEC_PT_SPURIOUS,  /* refused ops that fit when retried alone afterwards */
+       SEC_PT_OP,        /* the op it named (-1: the reservation of the whole) */
+       SEC_PT_REFUSED,   /* its ops refused when applied one at a time after */
+       SEC_PT_SPURIOUS,  /* 1 if all of them fit one at a time after */
+       SEC_PT_LO1,       /* usage right after the refusal */
 };
 enum { SEC_PT_RUNNING = 1, SEC_PT_AT_QUOTA, SEC_PT_BROKEN, SEC_PT_NO_QUOTA };
 #define SEC_PT_SHARE_VA 0x3f800000UL
@@ -56,6 +57,20 @@ int sec_clone_noshare(char *why);
 int sec_prio_mcp(char *why);
 /* A call waiting for its reply ends when its endpoint dies (sec_ipc.c). */
 int sec_ep_death_reply(char *why);
+/* Region transactions apply every op or none (txn_tests.c). */
+int txn_map_exist(char *why);
+int txn_map(char *why);
+int txn_mark(char *why);
+int txn_unmap(char *why);
+int txn_mark_invalid(char *why);
+int txn_mark_pager(char *why);
+int txn_mark_swapped(char *why);
+int txn_protect(char *why);
+int txn_age(char *why);
+int txn_evict(char *why);
+int txn_query(char *why);
+int txn_overlay(char *why);
+int txn_model(char *why);
 /* A dead task's frame charges go to its parent (sec_charge.c). */
 int sec_dead_charge(char *why);
 /* IPC with timeouts (plat_ipc.c). */

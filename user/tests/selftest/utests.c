@@ -165,7 +165,7 @@ static int t_region_txn(char *why)
 	*(volatile uint64_t *)va = 77;
 	struct region_op again = { .op = ROP_MAP, .prot = PROT_R, .va = va, .arg = f };
 	r = region_txn(SLOT_SELF_AS, va, va + 0x1000, &again, 1);
-	CHECK(r == 0 && again.result == -E_EXIST, "map over mapped: %ld/%ld", r, again.result);
+	CHECK(r == -E_EXIST && again.result == -E_EXIST, "map over mapped: %ld/%ld", r, again.result);
 	struct region_op mk = { .op = ROP_MARK, .prot = PROT_R, .va = va, .len = 0x1000 };
 	region_txn(SLOT_SELF_AS, va, va + 0x1000, &mk, 1);
 	CHECK(mk.result == -E_EXIST, "mark over mapped: %ld", mk.result);
@@ -252,7 +252,13 @@ static int pingpong(char *why, int server_hart, int client_hart, long iters)
 	(void)server_hart;
 	struct pp p = { .ep = ep, .iters = iters, .hart = client_hart };
 	long th = uthread_start(ping_client, &p, client_hart, 1);
-	CHECK(th >= 0, "thread start %ld", th);
+	if (th < 0) {
+		/* The server outlives this task unless killed: it waits on ep. */
+		task_kill(task), task_wait(task);
+		cap_delete(task), cap_delete(ep);
+		slot_release(task), slot_release(ep);
+		FAIL("thread start %ld", th);
+	}
 	while (!p.done)
 		sys_yield();
 	uint64_t w[4] = { ~0ULL, 0, 0, 0 };
@@ -861,6 +867,19 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "plat_pager_racing", plat_pager_racing },
 	{ "plat_pager_deferred_death", plat_pager_deferred_death },
 	{ "plat_pager_1000_deferred", plat_pager_1000_deferred },
+	{ "txn_map_exist", txn_map_exist },
+	{ "txn_map", txn_map },
+	{ "txn_mark", txn_mark },
+	{ "txn_unmap", txn_unmap },
+	{ "txn_mark_invalid", txn_mark_invalid },
+	{ "txn_mark_pager", txn_mark_pager },
+	{ "txn_mark_swapped", txn_mark_swapped },
+	{ "txn_protect", txn_protect },
+	{ "txn_age", txn_age },
+	{ "txn_evict", txn_evict },
+	{ "txn_query", txn_query },
+	{ "txn_overlay", txn_overlay },
+	{ "txn_model", txn_model },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },

@@ -1,0 +1,68 @@
+/* Region transactions (SYS_REGION_TXN) and the conversions between the
+ * region ABI (<patina/cap.h>) and the mm core that clone and the fault
+ * path share.
+ *
+ * A transaction applies every op or none (region.c): decode checks the
+ * caller's caps (region_decode.c), the plan checks every op against the
+ * locked range as the earlier ops of the same call will have left it and
+ * reserves every frame the ops may take (region_plan.c), and only then do
+ * the ops run, in order, with nothing left that can refuse. */
+#ifndef MK_REGION_H
+#define MK_REGION_H
+
+#include "mk.h"
+
+/* One transaction between decode and commit. */
+struct txn {
+	struct task *t;            /* the caller */
+	struct task *target;       /* whose address space the region cap names */
+	unsigned rights;           /* the region cap's */
+	uint64_t lo, hi;           /* the locked range */
+	struct region_op *ops;
+	long n;
+	long bad;                  /* the op that refused, or -1 */
+	uint64_t frame_pa[REGION_MAX_OPS];  /* MAP: the frame, referenced from decode */
+	uint8_t counted[REGION_MAX_OPS];    /* MAP: its map count taken at decode */
+	uint8_t limits[REGION_MAX_OPS];     /* MAP: MM_MAP_* limits from the frame cap */
+	uint8_t charged[REGION_MAX_OPS];    /* EVICT: the frame's charge moves to t */
+	struct cchunk *spare[REGION_MAX_OPS];  /* EVICT: a CSpace chunk for its slot */
+	unsigned frames;           /* plan: frames reserved for the ops */
+};
+
+/* Decode (region_decode.c). Needs: no lock held. Checks the region cap,
+ * the range and every op's form, rights and caps (MAP: the frame cap and
+ * its rights, counting the map; EVICT: an empty slot and its chunk), and
+ * holds what the ops need (frames, the target's address space) until
+ * txn_undecode. 0, or -E_* with x->bad naming the op (or -1) and nothing
+ * held. */
+int txn_decode(struct txn *x, long slot);
+/* Give back what txn_decode held. */
+void txn_undecode(struct txn *x);
+
+/* Plan (region_plan.c). Needs: c holds [x->lo, x->hi) of the target. Checks
+ * every op against the range as the ops before it will leave it, charges
+ * the frames evictions take, reserves the frames the ops' tables take. 0,
+ * or -E_* with x->bad set and nothing reserved or charged. */
+int txn_plan(struct txn *x, struct mm_cursor *c);
+/* Give back what txn_plan charged for evictions (the perform failed). */
+void txn_unplan(struct txn *x);
+
+/* --- ABI <-> mm --- (region_abi.c) */
+/* PROT_R/W/X as MM_PROT_* (with MM_PROT_U), and back. */
+unsigned prot_to_mm(uint32_t prot);
+uint32_t prot_from_mm(unsigned prot);
+/* The PROT_R/W/X a region or frame cap's R_READ/R_WRITE/R_EXEC allow. */
+uint32_t prot_of_rights(unsigned rights);
+/* An mm error as the ABI's: out of frames because of the task's quota
+ * (the charge hook marked the thread) is E_QUOTA, not E_NOMEM. */
+int err_from_mm(int e);
+/* A query's result as the ABI reports it: kind, PROT_* | QF_*, tag or
+ * slot; never a physical address. */
+void report_info(struct region_op *op, const struct mm_info *info);
+/* The span of one of the ABI's entries at `level` (4 KiB at level 1). */
+static inline uint64_t level_span(unsigned level)
+{
+	return PAGE_SIZE << (9 * (level - 1));
+}
+
+#endif
