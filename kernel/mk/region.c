@@ -144,7 +144,8 @@ static long refused(struct txn *x, int err)
  * results as refused() leaves them. */
 long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct region_op *ops, long n)
 {
-	struct txn x = { .t = t, .lo = lo, .hi = hi, .ops = ops, .n = n };
+	struct txn x;   /* not zeroed whole: decode fills what it reads, for n ops */
+	x.t = t, x.target = NULL, x.lo = lo, x.hi = hi, x.ops = ops, x.n = n, x.frames = 0;
 	int err = txn_decode(&x, slot);
 	if (err)
 		return refused(&x, err);
@@ -172,7 +173,8 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 			x.bad = i, ran = 1;
 	if (err && planned)
 		txn_unplan(&x);
-	mm_txn_finish(&c);
+	if (planned)
+		mm_txn_finish(&c);
 	mm_release(&c);
 	if (code)
 		uvm_icache_sync(x.target);

@@ -122,7 +122,7 @@ static int prepare_chunks(struct txn *x)
 /* Give back the map counts and frame references decode took. */
 static void frames_drop(struct txn *x, int referenced)
 {
-	for (long i = 0; i < x->n; i++) {
+	for (long i = 0; x->maps && i < x->n; i++) {
 		if (x->counted[i])
 			uvm_frame_unmapped(x->frame_pa[i]);
 		if (x->frame_pa[i] && referenced)
@@ -150,9 +150,13 @@ int txn_decode(struct txn *x, long slot)
 		x->target = rc->o.task;
 		x->rights = rc->rights;
 	}
-	for (long i = 0; !err && i < x->n; i++)
+	x->evicts = x->maps = 0;
+	for (long i = 0; !err && i < x->n; i++) {
 		if ((err = decode_op(x, rc, i)))
 			x->bad = i;
+		x->evicts += x->ops[i].op == ROP_EVICT;
+		x->maps += x->ops[i].op == ROP_MAP;
+	}
 	if (err) {
 		frames_drop(x, 0);
 		cspace_decode_unlock(x->t, f);
@@ -161,12 +165,12 @@ int txn_decode(struct txn *x, long slot)
 	}
 	/* Hold the frames across the transaction (their caps may go once the
 	 * lock drops) and the target's address space. */
-	for (long i = 0; i < x->n; i++)
+	for (long i = 0; x->maps && i < x->n; i++)
 		if (x->frame_pa[i])
 			uvm_frame_get(x->frame_pa[i]);
 	cspace_decode_unlock(x->t, f);
 	err = task_txn_try_begin(x->target);
-	if (!err && (err = prepare_chunks(x)))
+	if (!err && x->evicts && (err = prepare_chunks(x)))
 		task_txn_end(x->target);
 	if (err) {
 		frames_drop(x, 1);
