@@ -938,6 +938,8 @@ struct pop {
 	int err;
 	struct mm_page *attached;   /* pages given an array by this op */
 	bool dirty_seen;   /* P_CLEAN, real run: a leaf in the range was dirty */
+	unsigned changes;  /* entries the run found to rewrite */
+	uint64_t dbits;    /* P_CLEAN where hw_ad: the dirty bits a clean takes off */
 };
 
 /* Give pg a metadata array now, from a reservation of its own, noted in
@@ -973,18 +975,23 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 		     struct slot *out)
 {
 	const struct pt_arch *a = c->as->arch;
+	if (op->mode == P_CLEAN) {
+		/* Only a dirty leaf changes: a clean one keeps its entry, so a
+		 * bit the MMU sets after this read stays set. Where the MMU
+		 * owns A/D, clearing D is the whole change; elsewhere D also
+		 * decides the hardware W bit, so make_leaf rebuilds the leaf. */
+		if (!a->present(s.pte) || !a->dirty(s.pte))
+			return false;
+		out->meta = s.meta;
+		out->pte = a->hw_ad ? s.pte & ~op->dbits :
+			   remake_leaf(a, s.pte, L, a->prot(s.pte), leaf_ad(a, s.pte) & ~PT_AD_D);
+		return true;
+	}
 	if (a->present(s.pte)) {
 		unsigned hw = a->prot(s.pte);
 		bool cow = meta_kind(s.meta) == MM_COW;
 		unsigned lim = meta_limits(s.meta);
-		if (op->mode == P_CLEAN) {
-			/* Only a dirty leaf changes: a clean one keeps its entry,
-			 * so a bit the MMU sets after this read stays set. */
-			if (!a->dirty(s.pte))
-				return false;
-			out->meta = s.meta;
-			out->pte = remake_leaf(a, s.pte, L, hw, leaf_ad(a, s.pte) & ~PT_AD_D);
-		} else if (op->mode == P_UNCOW) {
+		if (op->mode == P_UNCOW) {
 			if (!cow)
 				return false;
 			out->meta = meta_leaf(false, 0, lim);
@@ -1056,6 +1063,7 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 		}
 		if (!pop_slot(c, op, s, L, &nw))
 			continue;
+		op->changes++;
 		if (slo == eb && shi == el) {
 			op->dirty_seen |= op->mode == P_CLEAN && !op->dry;
 			if (nw.meta && !meta_ready) {
@@ -1098,8 +1106,11 @@ static int pop_run(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t le
 	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
 	/* A clean takes D off: only A is carried over from the live entry. */
 	op->ad = hw_ad_bits(c->as->arch, op->mode != P_CLEAN);
+	op->dbits = hw_ad_bits(c->as->arch, true) & ~op->ad;
 	op->dry = true;
 	pop_apply(c, op, &root, va, va + len - 1);
+	if (!op->err && !op->changes)
+		return MM_OK;           /* nothing to rewrite: skip the real run */
 	if (!op->err && op->need > MM_CURSOR_RESV) {
 		/* Arrays for more existing pages than one reservation holds
 		 * (make_cow over leaf tables that have none): give them theirs

@@ -12,7 +12,24 @@ struct walk {
 	mm_leaf_fn *fn;
 	void *arg;
 	uint64_t skipped;
+	struct mm_leaf run;     /* leaves met but not reported yet (run.level 0: none) */
 };
+
+/* Report leaf l, merged into the run before it when it continues it (the
+ * next page, same level, kind and bits): a range of 4 KiB pages with the
+ * same state costs the caller one call, not one per page. */
+static void leaf_met(struct walk *w, const struct mm_leaf *l)
+{
+	struct mm_leaf *r = &w->run;
+	if (r->level && r->last + 1 == l->lo && r->level == l->level && r->kind == l->kind &&
+	    r->accessed == l->accessed && r->dirty == l->dirty) {
+		r->last = l->last;
+		return;
+	}
+	if (r->level)
+		w->fn(w->arg, r);
+	*r = *l;
+}
 
 /* Visit the leaves below pg (level L, first entry at base) that meet
  * [lo, hi] (inclusive, inside pg's span), in address order. Empty
@@ -27,14 +44,14 @@ static void leaves(struct mm_cursor *c, struct walk *w, struct mm_page *pg, unsi
 	unsigned i0 = pt_index(a, lo, L), i1 = pt_index(a, hi, L);
 	/* From entry 0 on, nr_live says when the rest of the page is empty. */
 	unsigned left = i0 == 0 ? pg->nr_live : ~0u;
-	const uint64_t *pt = pg_ptes(c->as, pg);
+	const uint64_t *pt = pg_ptes(c->as, pg), *meta = pg_meta(c->as, pg);
 	for (unsigned i = i0; i <= i1; i++) {
 		if (left == 0) {
 			w->skipped++;
 			return;
 		}
 		uint64_t e = ent_load(&pt[i]);
-		uint64_t m = slot_meta(c->as, pg, i);
+		uint64_t m = meta ? meta[i] : 0;
 		if (!a->present(e)) {
 			left -= m != 0;
 			w->skipped += L > 1 && !m;
@@ -43,7 +60,7 @@ static void leaves(struct mm_cursor *c, struct walk *w, struct mm_page *pg, unsi
 		left--;
 		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
 		uint64_t slo = lo > eb ? lo : eb, shi = hi < el ? hi : el;
-		if (is_table(a, e, L)) {
+		if (L > 1 && !a->is_leaf(e, L)) {
 			struct mm_page *ch = child_of(c->as, e, L);
 			if (ch->nr_live == 0)
 				w->skipped++;
@@ -54,7 +71,7 @@ static void leaves(struct mm_cursor *c, struct walk *w, struct mm_page *pg, unsi
 		struct mm_leaf lf = { .lo = slo, .last = shi, .level = L,
 				      .kind = meta_kind(m) == MM_COW ? MM_COW : MM_MAPPED,
 				      .accessed = a->accessed(e), .dirty = a->dirty(e) };
-		w->fn(w->arg, &lf);
+		leaf_met(w, &lf);
 	}
 }
 
@@ -66,6 +83,8 @@ int mm_leaves(struct mm_cursor *c, uint64_t va, uint64_t len, mm_leaf_fn *fn, vo
 		return err;
 	struct walk w = { .fn = fn, .arg = arg };
 	leaves(c, &w, c->cover, c->cover_level, c->cover_base, va, va + len - 1);
+	if (w.run.level)
+		fn(arg, &w.run);
 	if (skipped)
 		*skipped += w.skipped;
 	return MM_OK;

@@ -231,10 +231,12 @@ int mm_take(struct mm_cursor *c, uint64_t va, struct mm_info *out);
  * MM_EALIGN or MM_ENOTLOCKED (negative) for a bad va. Changes nothing. */
 int mm_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped);
 
-/* One leaf met by mm_leaves: the part [lo, last] of a mapped or COW leaf
- * inside the range asked for (a huge leaf cut by the range: only the part
- * inside), its level (1 = 4 KiB), kind (MM_MAPPED or MM_COW) and the
- * accessed/dirty bits of the whole leaf as one atomic read saw them. */
+/* What mm_leaves reports: [lo, last], the part inside the range asked
+ * for of one mapped or COW leaf, or of a run of adjacent leaves that all
+ * have the same level (1 = 4 KiB), kind (MM_MAPPED or MM_COW) and
+ * accessed/dirty bits (each leaf's bits from one atomic read of it; a
+ * huge leaf cut by the range: only the part inside, with the bits of the
+ * whole leaf). */
 struct mm_leaf {
 	uint64_t lo, last;
 	unsigned level;
@@ -243,8 +245,9 @@ struct mm_leaf {
 };
 typedef void mm_leaf_fn(void *arg, const struct mm_leaf *leaf);
 
-/* Call fn(arg, leaf) for every mapped or COW leaf meeting [va, va+len),
- * in address order, in one walk down the tree under the cursor: no
+/* Call fn(arg, leaf) for every mapped or COW leaf meeting [va, va+len)
+ * (adjacent ones of the same state merged into one call), in address
+ * order, without overlap, in one walk down the tree under the cursor: no
  * per-page lookup from the covering page. Empty subtrees are passed over
  * as mm_next_used passes them, each adding 1 to *skipped (if not NULL).
  * Statuses (reserved, swapped, pager) and invalid pages are not reported.
