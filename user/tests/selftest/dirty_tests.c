@@ -6,7 +6,9 @@
  * ROP_CLEAN over them reports dirt; after it every page is clean and still
  * resident with its data; a write makes exactly that page dirty again,
  * also a write from another hart whose TLB held the page dirty before the
- * clean (the clean's flush reached it). Then the bad inputs: no R_QUERY
+ * clean (the clean's flush reached it); then, 64 times each here and on a
+ * thread that spins on hart 1 (its TLB kept), a page written, cleaned and
+ * at once written again must read dirty. Then the bad inputs: no R_QUERY
  * (E_PERM), no R_PROTECT for a clean (E_PERM), unaligned or empty range
  * and flags (E_INVAL), too many pages or outside the cap (E_RANGE), a bad
  * buffer (E_FAULT). Prints the exact instruction counts of a bitmap of
@@ -93,6 +95,85 @@ static long db_remote_write(unsigned long pass)
 	cap_delete(th);
 	slot_release(th);
 	return 0;
+}
+
+/* A writer that stays on its hart between commands, so its TLB keeps
+ * what it cached: cmd = page index + 1 to write, -1 to stop; ack = the
+ * last command done. */
+struct db_spinner {
+	volatile long cmd, ack;
+};
+
+static void db_spin_fn(void *a)
+{
+	struct db_spinner *w = a;
+	long seen = 0;
+	for (;;) {
+		long c = __atomic_load_n(&w->cmd, __ATOMIC_ACQUIRE);
+		if (c == seen)
+			continue;
+		if (c < 0)
+			break;
+		*(volatile uint64_t *)(DB + (uint64_t)(c >> 16) * PG + 16) = (uint64_t)c;
+		seen = c;
+		__atomic_store_n(&w->ack, c, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&w->ack, -1, __ATOMIC_RELEASE);
+}
+
+/* Page i written (by the spinner, or here with w NULL): round k. */
+static void db_write_page(struct db_spinner *w, unsigned long i, long k)
+{
+	long c = (long)(i << 16) | k;
+	if (!w) {
+		*(volatile uint64_t *)(DB + i * PG + 16) = (uint64_t)c;
+		return;
+	}
+	__atomic_store_n(&w->cmd, c, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&w->ack, __ATOMIC_ACQUIRE) != c)
+		;
+}
+
+/* Write a page (its TLB entry now writable and dirty), clean it, write it
+ * at once again: the second write must show as dirty. Without the
+ * clean's flush the writer's TLB would still let it write without setting
+ * the bit. From this hart, then from a thread spinning on hart 1. */
+static int db_flush_check(char *why)
+{
+	struct db_spinner w = { 0 };
+	long th = -1;
+	int fail = 1;
+	for (int remote = 0; remote < 2; remote++) {
+		if (remote) {
+			if (dbg(DBG_NCPUS, 0, 0) < 2)
+				break;
+			th = uthread_start(db_spin_fn, &w, 1, 1);
+			CK(th >= 0, "spinner on hart 1: %s", err_name(th));
+		}
+		for (unsigned long i = 0; i < 64; i++) {
+			uint64_t prot;
+			struct region_op op = { .op = ROP_CLEAN, .va = DB + i * PG, .len = PG };
+			db_write_page(remote ? &w : 0, i, 1);
+			long r = region_txn(SLOT_SELF_AS, DB, DB + DB_PAGES * PG, &op, 1);
+			prot = op.out_prot;
+			CK(r == 1 && (prot & QF_DIRTY), "clean of page %lu: %ld %lx", i, r, prot);
+			db_write_page(remote ? &w : 0, i, 2);
+			struct region_op q = { .op = ROP_QUERY, .va = DB + i * PG };
+			CK(region_txn(SLOT_SELF_AS, DB, DB + DB_PAGES * PG, &q, 1) == 1 &&
+			   (q.out_prot & QF_DIRTY), "page %lu written %s right after its clean: not dirty",
+			   i, remote ? "on hart 1" : "here");
+		}
+	}
+	fail = 0;
+out:
+	if (th >= 0) {
+		__atomic_store_n(&w.cmd, -1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&w.ack, __ATOMIC_ACQUIRE) != -1)
+			sys_yield();
+		cap_delete(th);
+		slot_release(th);
+	}
+	return fail;
 }
 
 /* The bad inputs, each refused before anything is read or written (the
@@ -204,7 +285,7 @@ int mm_dirty_bitmap(char *why)
 	       "clean again (nothing dirty) %lu, ROP_QUERY 16 a call %lu\n", DB_PAGES,
 	       (unsigned long)(t1 - t0), (unsigned long)(t2 - t1), (unsigned long)(t3 - t2),
 	       (unsigned long)(t5 - t4));
-	fail = db_bad(why);
+	fail = db_flush_check(why) || db_bad(why);
 out:
 	db_unmap();
 	return fail;
