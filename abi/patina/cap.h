@@ -146,8 +146,8 @@ struct region_op {
  * last page are 0. Needs R_QUERY on the region cap; flags must be 0.
  * Returns the number of resident pages, or -E_INVAL (lo, hi not page
  * aligned, lo >= hi, flags), -E_RANGE ([lo, hi) outside the cap, or more
- * than REGION_BITMAP_MAX_PAGES pages), -E_FAULT (buf not writable user
- * memory: checked as a range first; a copy that faults part way leaves
+ * than REGION_BITMAP_MAX_PAGES pages), -E_FAULT (buf not 8-byte aligned
+ * writable user memory: checked as a range first; a copy that faults part way leaves
  * the chunks before it written), -E_PERM (no R_QUERY), -E_BADCAP, -E_NOMEM.
  * The range is read in chunks of REGION_BITMAP_CHUNK pages, each under one
  * lock of its range (each chunk is one atomic snapshot; the whole is not:

@@ -74,6 +74,11 @@ static int chunk_read(struct task *t, long slot, uint64_t dlo, uint64_t dhi, uin
 	return err;
 }
 
+/* Needs: no lock held (it takes the cursor per chunk, and copies with
+ * none). Every argument is checked before anything is read: flags, range
+ * form and size, the buffer's extent, then (first chunk) the cap, its
+ * range and R_QUERY. Returns the resident pages of [lo, hi), or -E_* (the
+ * chunks before a copy that faulted stay written). */
 long sys_region_bitmap(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t ubuf, long flags)
 {
 	if (flags || ((lo | hi) & (PAGE_SIZE - 1)) || lo >= hi)
