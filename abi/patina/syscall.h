@@ -70,6 +70,8 @@ enum patina_sys {
 	                        * is full) until its message is received, or it is cancelled, or
 	                        * nobody can receive on its endpoint any more (then it is dropped).
 	                        * E_DEAD: the task is not alive (registering only) */
+	SYS_REGION_BITMAP,     /* (region, lo, hi, uint64_t *buf, flags): residency and
+	                        * accessed/dirty bitmaps of [lo, hi); see <patina/cap.h> */
 	SYS_COUNT
 };
 

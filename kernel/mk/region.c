@@ -88,6 +88,12 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 	case ROP_EVICT:
 		r = evict(x, i, c, evicted, evicted_rights);
 		break;
+	case ROP_CLEAN: {
+		bool dirty = false;
+		if (!(r = err_from_mm(mm_clean(c, op->va, op->len, &dirty))))
+			op->out_prot = dirty ? QF_DIRTY : 0;
+		break;
+	}
 	case ROP_MARK:
 		st.kind = MM_RESERVED;
 		st.prot = (uint8_t)(prot_to_mm(op->prot) & ~MM_PROT_U);

@@ -21,6 +21,7 @@ static unsigned op_right(uint32_t op)
 	case ROP_PROTECT: return R_PROTECT;
 	case ROP_AGE: return R_QUERY | R_PROTECT;
 	case ROP_EVICT: return R_UNMAP;
+	case ROP_CLEAN: return R_PROTECT;
 	}
 	return 0;
 }
@@ -28,7 +29,7 @@ static unsigned op_right(uint32_t op)
 static int ranged(uint32_t op)
 {
 	return op == ROP_MARK || op == ROP_UNMAP || op == ROP_MARK_INVALID || op == ROP_MARK_PAGER ||
-	       op == ROP_MARK_SWAPPED || op == ROP_PROTECT;
+	       op == ROP_MARK_SWAPPED || op == ROP_PROTECT || op == ROP_CLEAN;
 }
 
 /* The limits a MAP through a frame cap with `rights` gives the mapping:

@@ -614,6 +614,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_TASK_CREATE: r = sys_task_create(t, A(0), A(1), A(2)); break;
 	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_TASK_NOTIFY: r = sys_task_notify(t, A(0), A(1)); break;
+	case SYS_REGION_BITMAP: r = sys_region_bitmap(t, A(0), A(1), A(2), A(3), A(4)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)
