@@ -698,9 +698,12 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 		}
 	} else if (info.kind == MM_MAPPED && (info.prot & need) && (info.prot & MM_PROT_U)) {
 		/* another thread won, or (software A/D) the first access or
-		 * write through the leaf: record it */
+		 * write through the leaf: record it. Either way this hart may
+		 * hold the translation it faulted on (a TLB may cache an
+		 * invalid or read-only entry): drop it, or the access faults
+		 * again for ever when nothing else changed the leaf. */
 		err = uarch->hw_ad || !mm_touch(&c, page, write) ? 0 : -E_FAULT;
-		won_elsewhere = uarch->hw_ad;
+		won_elsewhere = 1;
 	}
 	if (err == -E_FAULT && status)
 		*status = fault_status_word(&info);
