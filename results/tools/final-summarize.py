@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Tables of results/2026-12-02-final: exact 1-hart instructions per op
+"""Tables of a data folder (default results/2026-12-02-final): exact 1-hart instructions per op
 (adv, vma) and adv's 1 -> 2 hart scaling (medians over the boots)."""
+import sys
 import json
 import os
 import statistics
 
-here = os.path.dirname(os.path.abspath(__file__))
+# The data folder: the first argument, else results/2026-12-02-final.
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "2026-12-02-final")
 BENCHES = ["mmap", "mmap-pf", "pf", "unmap-virt", "unmap"]
 
 

@@ -2,7 +2,7 @@
 # 15 rounds of the host mmbench at 1 thread, low contention, adv and vma
 # alternating run by run (both see the same host load), for the benches
 # where the 5-run medians put adv below vma.
-# Usage: host-1t-recheck.sh BUILD_DIR > host-1t-recheck.jsonl
+# Usage: results/tools/probe-host-1t-recheck.sh BUILD_DIR > results/2026-12-01-vma/probe/host-1t-recheck.jsonl
 B=$1/tests/host/mmbench
 for i in $(seq 1 15); do
   for b in mmap mmap-pf pf; do

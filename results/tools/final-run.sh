@@ -6,13 +6,14 @@
 # RFENCE). Each boot runs every benchmark at 1, 2, 1, 2, 1, 2 threads: a
 # ratio is taken between a 1-thread run and the 2-thread run right after
 # it, as this host's speed drifts by up to 2x over minutes. Writes
-# icount.jsonl and scaling.jsonl here; summarize.py prints the tables.
+# icount.jsonl and scaling.jsonl into results/2026-12-02-final (OUT=DIR: into
+# DIR); results/tools/final-summarize.py prints the tables.
 # Usage (from the repository root, build/ built):
-#   results/2026-12-02-final/run.sh [R]           both files afresh
-#   results/2026-12-02-final/run.sh R FIRST       R more boots, numbered from FIRST,
+#   results/tools/final-run.sh [R]           both files afresh
+#   results/tools/final-run.sh R FIRST       R more boots, numbered from FIRST,
 #                                                 appended to scaling.jsonl
 set -euo pipefail
-dir=$(dirname "$0")
+dir=${OUT:-results/2026-12-02-final}
 reps=${1:-5}
 first=${2:-}
 benches="bench mmap mmap-pf pf unmap-virt unmap --contention low"

@@ -5,12 +5,12 @@
 # per config running the same at 1 and 2 threads (wall
 # clock). With BASE=path/to/patina.elf (a build of the tree before the
 # IPI shootdown and the per-hart quota reserves), the same runs of that
-# kernel as config "base". Writes icount.jsonl and scaling.jsonl here
-# ("config", and "repeat" for the latter, added). Then summarize.py prints
+# kernel as config "base". Writes icount.jsonl and scaling.jsonl into results/2026-12-02-ipiflush (OUT=DIR: into DIR)
+# ("config", and "repeat" for the latter, added). Then results/tools/ipiflush-summarize.py prints
 # the tables.
-# Usage (from the repository root, build/ built): [BASE=...] results/2026-12-02-ipiflush/run.sh [R]
+# Usage (from the repository root, build/ built): [BASE=...] results/tools/ipiflush-run.sh [R]
 set -euo pipefail
-dir=$(dirname "$0")
+dir=${OUT:-results/2026-12-02-ipiflush}
 reps=${1:-3}
 : > "$dir/icount.jsonl"
 : > "$dir/scaling.jsonl"

@@ -1,4 +1,5 @@
 import sys, statistics
+# Reads the rfence-*.log files of results/2026-12-01-vma/probe (instrumented kernel).
 # per boot log: the RF blocks (one per bench run: threads 1 then 2); last 16 ops per hart
 for path in sys.argv[1:]:
     blocks=[]; cur=[]

@@ -1,7 +1,7 @@
 #!/bin/sh
 # 15 rounds of the host mmbench at 2 threads, low and high contention,
 # adv and vma alternating run by run (both see the same host load).
-# Usage: host-2t-recheck.sh BUILD_DIR > host-2t-recheck.jsonl
+# Usage: results/tools/probe-host-2t-recheck.sh BUILD_DIR > results/2026-12-01-vma/probe/host-2t-recheck.jsonl
 B=$1/tests/host/mmbench
 for i in $(seq 1 15); do
   for b in mmap mmap-pf pf unmap-virt; do

@@ -3,10 +3,11 @@
 # frame before the lock, queue locks; mk_lock is the kernel's alone): the
 # five benchmarks, adv, Sv39, 1 and 2 threads, low and high contention,
 # R rounds (default 15) of every configuration in turn. Writes host.jsonl
-# here with "config" and "repeat" added. Needs build/tests/host/mmbench.
-# Usage (from the repository root): results/2026-12-01-ablation/run-host.sh [R]
+# in results/2026-12-01-ablation with "config" and "repeat" added. Needs build/tests/host/mmbench.
+# Usage (from the repository root): results/tools/ablation-host.sh [R]
+# (OUT=DIR writes DIR/host.jsonl instead of results/2026-12-01-ablation/)
 set -euo pipefail
-out=$(dirname "$0")/host.jsonl
+out=${OUT:-results/2026-12-01-ablation}/host.jsonl
 reps=${1:-15}
 : > "$out"
 declare -A cfg=(

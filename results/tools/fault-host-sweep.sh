@@ -1,7 +1,7 @@
 #!/bin/bash
 # The host sweep of docs/performance.md ("Fault path and queue locks"):
 # every config in turn, R rounds, one JSON line per benchmark and run.
-# Usage (repository root): results/2026-12-01-fault/host-sweep.sh OUT [R]
+# Usage (repository root): results/tools/fault-host-sweep.sh OUT [R]
 # Needs b-host (meson setup b-host -Dhost_only=true && ninja -C b-host).
 out=$1; R=${2:-15}
 : > "$out"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Exact instructions per operation at 1 hart (-icount) for each ablation:
-# the five benchmarks, low contention, adv and rw. Writes icount.jsonl here.
+# the five benchmarks, low contention, adv and rw. Writes icount.jsonl into results/2026-12-01-ablation.
 # Usage (from the repository root, with build/ and build-tas/ built, the
-# latter configured with -Dmm_lock=tas): results/2026-12-01-ablation/run-icount.sh
+# latter configured with -Dmm_lock=tas): results/tools/ablation-icount.sh
+# (OUT=DIR writes DIR/icount.jsonl instead of results/2026-12-01-ablation/)
 set -euo pipefail
-out=$(dirname "$0")/icount.jsonl
+out=${OUT:-results/2026-12-01-ablation}/icount.jsonl
 : > "$out"
 run() {   # name build ablate mm
   local name=$1 build=$2 ablate=$3 mm=$4

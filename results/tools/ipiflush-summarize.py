@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Markdown tables from icount.jsonl and scaling.jsonl in this folder:
+"""Markdown tables from icount.jsonl and scaling.jsonl in a data folder (default results/2026-12-02-ipiflush):
 exact instructions per operation at 1 hart, and the median ops/s at 1
 and 2 threads on 2 harts (with the ratio and the spread of the boots),
 for the IPI shootdown (ipi), SBI RFENCE (ipiflush) and, when measured, the
 kernel before either (base)."""
+import sys
 import json, os, statistics
-here = os.path.dirname(os.path.abspath(__file__))
+# The data folder: the first argument, else results/2026-12-02-ipiflush.
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "2026-12-02-ipiflush")
 BENCHES = ["pf", "unmap-virt", "unmap"]
 CONFIGS = ["base", "ipi", "ipiflush"]
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Markdown tables from icount.jsonl, scaling.jsonl and host.jsonl in this
-folder: exact instructions per operation at 1 hart, the median ops/s at 1
+"""Markdown tables from icount.jsonl, scaling.jsonl and host.jsonl in a data
+folder (default results/2026-12-01-ablation): exact instructions per operation at 1 hart, the median ops/s at 1
 and 2 threads (low contention) with their ratio, and the host program's
 median ns per operation at 1 and 2 threads, per ablation config."""
 import json, os, statistics, sys
-here = os.path.dirname(os.path.abspath(__file__))
+# The data folder: the first argument, else results/2026-12-01-ablation.
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "2026-12-01-ablation")
 BENCHES = ["mmap", "mmap-pf", "pf", "unmap-virt", "unmap"]
 CONFIGS = ["all-on", "mklock", "lateflush", "prefault", "tas", "all-off"]
 

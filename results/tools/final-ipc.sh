@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # bench ipc wall clock (rdtime) on the final kernel: R boots (default 5) each
 # of --smp 2 and --smp 4, alternating, with a rest between boots. Writes
-# ipc.jsonl here. Usage (repository root, build/ built):
-#   results/2026-12-02-final/run-ipc.sh [R]
+# ipc.jsonl into results/2026-12-02-final (OUT=DIR: into DIR). Usage (repository root, build/ built):
+#   results/tools/final-ipc.sh [R]
 set -euo pipefail
-dir=$(dirname "$0")
+dir=${OUT:-results/2026-12-02-final}
 reps=${1:-5}
 : > "$dir/ipc.jsonl"
 for r in $(seq 1 "$reps"); do

@@ -1,7 +1,7 @@
 #!/bin/sh
 # 10 runs each of the host mmbench 2-thread unmap (low contention), adv and
 # vma, threads spread over the host's cores (pinned) and both on core 0
-# (taskset -c 0). Usage: host-unmap-2t.sh BUILD_DIR > host-unmap-2t.jsonl
+# (taskset -c 0). Usage: results/tools/probe-host-unmap-2t.sh BUILD_DIR > results/2026-12-01-vma/probe/host-unmap-2t.jsonl
 B=$1/tests/host/mmbench
 for mm in adv vma; do
   for pin in spread core0; do

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Wall-clock scaling at low contention, 1 -> 2 harts, for each ablation:
 # R boots (default 5) of --smp 2 per config and mm, each running the five
-# benchmarks at 1 and 2 threads. Writes scaling.jsonl here (with "config"
-# and "repeat" added). Same builds as run-icount.sh.
-# Usage (from the repository root): results/2026-12-01-ablation/run-scaling.sh [R] [MM...]
+# benchmarks at 1 and 2 threads. Writes scaling.jsonl into results/2026-12-01-ablation (with "config"
+# and "repeat" added). Same builds as ablation-icount.sh.
+# Usage (from the repository root): results/tools/ablation-scaling.sh [R] [MM...]
+# (OUT=DIR writes DIR/scaling.jsonl instead of results/2026-12-01-ablation/)
 set -euo pipefail
-out=$(dirname "$0")/scaling.jsonl
+out=${OUT:-results/2026-12-01-ablation}/scaling.jsonl
 reps=${1:-5}
 shift || true
 mms=("${@:-adv}")
