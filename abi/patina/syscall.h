@@ -70,6 +70,12 @@ enum patina_sys {
 	                        * is full) until its message is received, or it is cancelled, or
 	                        * nobody can receive on its endpoint any more (then it is dropped).
 	                        * E_DEAD: the task is not alive (registering only) */
+	SYS_REGION_SUPPLY,     /* (dst region, dst_va, src region, src_va, npages, prot): move
+	                        * npages (1..SUPPLY_MAX_PAGES) mapped frames of the caller's own
+	                        * range into dst's, no copy (cap.h, docs/pagers.md) */
+	SYS_REGION_ALLOC_CONTIG, /* (region over the caller's own space, va, order, prot): 2^order
+	                        * (0..9) physically contiguous zeroed frames aligned to their
+	                        * size, charged to the caller, mapped 4 KiB each at va */
 	SYS_COUNT
 };
 
