@@ -133,8 +133,8 @@ struct region_op {
 
 /* SYS_REGION_SUPPLY moves up to this many pages in one call (a 2 MiB
  * block). The source pages (region cap with R_UNMAP over the caller's own
- * space) must each be a 4 KiB mapping, not COW (E_BUSY), whose frame
- * nothing else references (E_BUSY); not mapped: E_NOENT; huge: E_INVAL.
+ * space) must each be a 4 KiB mapping whose frame nothing else references
+ * (E_BUSY); not mapped or COW: E_NOENT; huge: E_INVAL (as ROP_EVICT).
  * The destination pages (region cap with R_MAP and the page rights prot
  * needs) must not be mapped (else E_EXIST): pager-managed, swapped,
  * reserved or invalid, a status the mapping replaces. All or

@@ -50,23 +50,17 @@ static int holds_block(const struct supply *s, unsigned i)
 }
 
 /* Needs the cursor over the source. Page i against the rules: 0 or
- * -E_NOENT (not mapped), -E_BUSY (COW, or its frame referenced
- * elsewhere), -E_INVAL (part of a huge leaf), -E_PERM (supplied writable
- * but the mapping may never be). */
+ * frame_can_leave's -E_NOENT (not mapped, or COW), -E_INVAL (part of a
+ * huge leaf), -E_BUSY (its frame referenced elsewhere), or -E_PERM
+ * (supplied writable but the mapping may never be). */
 static int src_check(const struct supply *s, struct mm_cursor *c, unsigned i)
 {
 	struct mm_info info;
 	int r = err_from_mm(mm_query(c, s->sva + i * PAGE_SIZE, &info));
+	if (!r)
+		r = frame_can_leave(&info);
 	if (r)
 		return r;
-	if (info.kind == MM_COW)
-		return -E_BUSY;
-	if (info.kind != MM_MAPPED)
-		return -E_NOENT;
-	if (info.level != 1)
-		return -E_INVAL;
-	if (uvm_frame_refs(info.pa) != 1)
-		return -E_BUSY;
 	if ((s->prot & PROT_W) && (info.limits & MM_MAP_NOWRITE))
 		return -E_PERM;
 	return 0;

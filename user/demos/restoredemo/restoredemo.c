@@ -21,6 +21,7 @@
  * Exit 0 only if C is 0 and the client exited 0. */
 #include "ulib.h"
 #include "pager.h"
+#include "testlib.h"
 
 #define ROLE_RESTORE 113
 #define RS_BASE    0x200000000UL  /* the client's restore range (2 MiB aligned) */
@@ -46,11 +47,7 @@ static inline uint64_t rs_word(uint64_t off)
  * every word checked: the pages with a wrong word. */
 static int rs_client(void)
 {
-	struct cap_info ci;
-	int i;
-	for (i = 0; i < 1000 && cap_info(SLOT_GIVEN, &ci); i++)
-		sys_yield();
-	if (i == 1000 || ci.type != CAP_ENDPOINT)
+	if (given_cap_type() != CAP_ENDPOINT)
 		return 200;
 	uint64_t w[4] = { RS_HELLO, 0, 0, 0 };
 	struct sysret r = ipc(SYS_CALL, SLOT_GIVEN, w, SLOT_NONE);
