@@ -63,6 +63,7 @@ int txn_supply_move(char *why);
 int txn_supply_refused(char *why);
 int txn_supply_bad(char *why);
 int txn_supply_huge(char *why);
+int txn_supply_charge(char *why);
 int txn_map(char *why);
 int txn_mark(char *why);
 int txn_unmap(char *why);

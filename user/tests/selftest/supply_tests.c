@@ -16,7 +16,9 @@
  * 512 contiguous frames from SYS_REGION_ALLOC_CONTIG supplied whole to a
  * 2 MiB-aligned page (one 2 MiB leaf), read back, then one page unmapped
  * from its middle (the leaf splits) with the others intact; bad orders
- * and alignments refused. */
+ * and alignments refused. txn_supply_charge: into an empty task: a supply
+ * its frame quota cannot take is refused (E_QUOTA) with both sides as
+ * they were; one it can take moves the frames' charge from us to it. */
 #include "ulib.h"
 #include "selftest.h"
 
@@ -210,5 +212,42 @@ int txn_supply_huge(char *why)
 out:
 	clear(SW, len);
 	clear(DW, len);
+	return why[0] ? 1 : 0;
+}
+
+static long usage(long task)
+{
+	struct cap_info ci;
+	return cap_info(task, &ci) ? -1 : (long)ci.lo;
+}
+
+int txn_supply_charge(char *why)
+{
+	enum { MANY = 32 };
+	struct sstate a0[MANY], a1[MANY];
+	long tc = slot_alloc(), rc = slot_alloc(), r;
+	why[0] = 0;
+	CK((r = sc3(SYS_TASK_CREATE, SLOT_SELF_TASK, tc, QUOTA(16, 1, 0, 0))) == 0, "task: %ld", r);
+	CK(task_region(tc, rc) == 0, "region cap");
+	CK(fill(SW, MANY) == 0, "fill");
+	long mu = usage(SLOT_SELF_TASK), cu = usage(tc);
+	CK(snap(SW, MANY, a0) == 0, "query");
+	r = region_supply(rc, DW, SLOT_SELF_AS, SW, MANY, RW);
+	CK(r == -E_QUOTA, "32 pages into a 16-frame task: %ld, want E_QUOTA", r);
+	CK(snap(SW, MANY, a1) == 0 && same(a0, a1, MANY), "the source changed");
+	CK(!wrong(SW, SW, MANY), "%d source pages lost their contents", wrong(SW, SW, MANY));
+	CK(usage(SLOT_SELF_TASK) == mu && usage(tc) == cu, "charges moved: us %ld -> %ld, it %ld -> %ld",
+	   mu, usage(SLOT_SELF_TASK), cu, usage(tc));
+	CK((r = region_supply(rc, DW, SLOT_SELF_AS, SW, NP, RW)) == 0, "8 pages: %ld", r);
+	CK(usage(tc) >= cu + NP && usage(SLOT_SELF_TASK) <= mu - NP,
+	   "charge did not move: us %ld -> %ld, it %ld -> %ld", mu, usage(SLOT_SELF_TASK), cu, usage(tc));
+out:
+	clear(SW, MANY * PG);
+	if (tc >= 0) {
+		task_kill(tc);
+		task_wait(tc);
+	}
+	cap_delete(rc), cap_delete(tc);
+	slot_release(rc), slot_release(tc);
 	return why[0] ? 1 : 0;
 }

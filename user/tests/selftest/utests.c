@@ -884,6 +884,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "txn_supply_refused", txn_supply_refused },
 	{ "txn_supply_bad", txn_supply_bad },
 	{ "txn_supply_huge", txn_supply_huge },
+	{ "txn_supply_charge", txn_supply_charge },
 	{ "mm_cow_fork", mm_cow_fork },
 	{ "mm_protect", mm_protect },
 	{ "mm_unmap_other_hart", mm_unmap_other_hart },
