@@ -29,6 +29,11 @@ static int contig_decode(struct task *t, long slot, uint64_t va, uint64_t len, u
 	return err;
 }
 
+/* Needs: no lock held. 0 with the run mapped at va, each frame charged
+ * to t and counted as mapped; or -E_INVAL (order above 9, va not aligned
+ * to the run, bad prot), -E_RANGE, the cap's -E_BADCAP / -E_PERM,
+ * -E_QUOTA, -E_NOMEM (no such run free), -E_EXIST (a page there is
+ * mapped), with nothing allocated or mapped. */
 long sys_region_alloc_contig(struct task *t, long slot, uint64_t va, uint64_t order,
 			     uint64_t prot)
 {

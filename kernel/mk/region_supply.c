@@ -190,6 +190,7 @@ static int supply_decode(struct supply *s, long dslot, long sslot)
 	return err;
 }
 
+/* Give back what supply_decode held. */
 static void supply_end(struct supply *s)
 {
 	task_txn_end(s->dst);
@@ -197,6 +198,10 @@ static void supply_end(struct supply *s)
 	auth_read_unlock();
 }
 
+/* Needs: no lock held. The arguments checked first (E_INVAL, E_RANGE),
+ * then the caps (supply_decode), then the three transactions. 0 with the
+ * pages moved, or -E_* with both ranges as they were (but for source
+ * pages the caller changed during the call: see the top). */
 long sys_region_supply(struct task *t, long dst, uint64_t dva, long src, uint64_t sva,
 		       uint64_t npages, uint64_t prot)
 {

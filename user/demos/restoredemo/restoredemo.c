@@ -104,6 +104,9 @@ static int rs_fault(struct pager *pg, struct pager_fault *f)
 	return PAGER_RESUME;
 }
 
+/* The client's hello (answered with the page count) and done (its
+ * corrupt count and instructions: the serve loop stops, the answer waits
+ * until we let go of the client). */
 static long rs_msg(struct pager *pg, uint64_t badge, const uint64_t w[4], uint64_t reply[4])
 {
 	struct rs_pager *rp = pg->data;
@@ -123,6 +126,7 @@ static long rs_msg(struct pager *pg, uint64_t badge, const uint64_t w[4], uint64
 	return 1;
 }
 
+/* The client died before it was done. */
 static void rs_gone(struct pager *pg, struct pager_client *c, long status)
 {
 	(void)c;
@@ -162,6 +166,7 @@ static void rs_unfill(uint64_t pages)
 	region_txn(SLOT_SELF_AS, RS_IMAGE, RS_IMAGE + pages * PG, &u, 1);
 }
 
+/* --mode and --mib into *mode and *mib: 0, or -1 for anything else. */
 static int rs_args(int argc, char **argv, int *mode, unsigned long *mib)
 {
 	for (int i = 1; i < argc; i++) {
@@ -185,6 +190,8 @@ static int rs_args(int argc, char **argv, int *mode, unsigned long *mib)
 	return 0;
 }
 
+/* Fill, spawn the client, serve it, report (the last line). 0 only with
+ * every page right and the client's exit clean; 2 for bad options. */
 int cmd_restoredemo(int argc, char **argv)
 {
 	int mode = MODE_BATCH;
