@@ -36,7 +36,7 @@ enum cap_type {
 #define R_MARK    0x80u
 #define R_UNMAP   0x100u
 #define R_CONTROL 0x200u
-#define R_PROTECT 0x400u  /* region: ROP_PROTECT, ROP_AGE */
+#define R_PROTECT 0x400u  /* region: ROP_PROTECT, ROP_AGE, ROP_CLEAN */
 #define R_EXEC    0x800u  /* region: pages may be made executable (with R_READ/R_WRITE: readable/writable) */
 #define R_SHARE   0x1000u /* frame: may be mapped while it is mapped elsewhere */
 #define R_ALL     0x1fffu
@@ -95,6 +95,13 @@ enum region_opcode {
 	                  * there as a frame cap (READ|WRITE|SHARE, less what the mapping's
 	                  * QF_NOWRITE / QF_NOSHARE limits deny); out_prot has QF_DIRTY if it was
 	                  * written; the frame's charge moves to the caller (R_UNMAP) */
+	ROP_CLEAN,       /* va, len: clear the dirty bit of every mapped and COW page there,
+	                  * which stay mapped with their kind, permissions and accessed bit;
+	                  * out_prot = QF_DIRTY if any of them was dirty. A dirty huge page
+	                  * cut by the range is split (the plan reserves its tables: E_NOMEM /
+	                  * E_QUOTA); the pieces outside stay dirty. The cleaned pages are
+	                  * flushed from every hart before return, so the next write through
+	                  * any hart marks the page dirty again (R_PROTECT) */
 };
 #define PROT_R 1u
 #define PROT_W 2u
@@ -130,6 +137,24 @@ struct region_op {
  * result is the same -E_*, every other op's ROP_NOT_DONE (and all of them
  * ROP_NOT_DONE when the call itself was refused: cap, range, count). */
 #define ROP_NOT_DONE 1
+
+/* SYS_REGION_BITMAP(region, lo, hi, buf, flags): one bit per 4 KiB page of
+ * [lo, hi) in each of three bitmaps written to buf, one after the other,
+ * each REGION_BITMAP_WORDS(lo, hi) 64-bit words long: resident (mapped or
+ * COW), accessed, dirty (of a huge page: every page of it inside the
+ * range). Page lo + i * 4096 is bit i % 64 of word i / 64; bits past the
+ * last page are 0. Needs R_QUERY on the region cap; flags must be 0.
+ * Returns the number of resident pages, or -E_INVAL (lo, hi not page
+ * aligned, lo >= hi, flags), -E_RANGE ([lo, hi) outside the cap, or more
+ * than REGION_BITMAP_MAX_PAGES pages), -E_FAULT (buf not 8-byte aligned
+ * writable user memory: checked as a range first; a copy that faults part way leaves
+ * the chunks before it written), -E_PERM (no R_QUERY), -E_BADCAP, -E_NOMEM.
+ * The range is read in chunks of REGION_BITMAP_CHUNK pages, each under one
+ * lock of its range (each chunk is one atomic snapshot; the whole is not:
+ * a page may be touched between two chunks). Changes nothing. */
+#define REGION_BITMAP_MAX_PAGES (1ul << 18)
+#define REGION_BITMAP_CHUNK     8192ul
+#define REGION_BITMAP_WORDS(lo, hi) ((((hi) - (lo)) / 4096 + 63) / 64)
 
 /* SYS_REGION_SUPPLY moves up to this many pages in one call (a 2 MiB
  * block). The source pages (region cap with R_UNMAP over the caller's own

@@ -70,6 +70,8 @@ enum patina_sys {
 	                        * is full) until its message is received, or it is cancelled, or
 	                        * nobody can receive on its endpoint any more (then it is dropped).
 	                        * E_DEAD: the task is not alive (registering only) */
+	SYS_REGION_BITMAP,     /* (region, lo, hi, uint64_t *buf, flags): residency and
+	                        * accessed/dirty bitmaps of [lo, hi); see <patina/cap.h> */
 	SYS_REGION_SUPPLY,     /* (dst region, dst_va, src region, src_va, npages, prot): move
 	                        * npages (1..SUPPLY_MAX_PAGES) mapped frames of the caller's own
 	                        * range into dst's, no copy (cap.h, docs/pagers.md) */

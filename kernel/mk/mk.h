@@ -626,6 +626,7 @@ unsigned long eps_live(void);
 
 /* --- region.c --- */
 long sys_region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t uops, long n);
+long sys_region_bitmap(struct task *t, long slot, uint64_t lo, uint64_t hi, uint64_t ubuf, long flags);
 long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct region_op *ops, long n);
 
 /* --- fault.c: fault endpoints (pagers) --- */

@@ -88,6 +88,12 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 	case ROP_EVICT:
 		r = evict(x, i, c, evicted, evicted_rights);
 		break;
+	case ROP_CLEAN: {
+		bool dirty = false;
+		if (!(r = err_from_mm(mm_clean(c, op->va, op->len, &dirty))))
+			op->out_prot = dirty ? QF_DIRTY : 0;
+		break;
+	}
 	case ROP_MARK:
 		st.kind = MM_RESERVED;
 		st.prot = (uint8_t)(prot_to_mm(op->prot) & ~MM_PROT_U);
@@ -144,7 +150,8 @@ static long refused(struct txn *x, int err)
  * results as refused() leaves them. */
 long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct region_op *ops, long n)
 {
-	struct txn x = { .t = t, .lo = lo, .hi = hi, .ops = ops, .n = n };
+	struct txn x;   /* not zeroed whole: decode fills what it reads, for n ops */
+	x.t = t, x.target = NULL, x.lo = lo, x.hi = hi, x.ops = ops, x.n = n, x.frames = 0;
 	int err = txn_decode(&x, slot);
 	if (err)
 		return refused(&x, err);
@@ -172,7 +179,8 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 			x.bad = i, ran = 1;
 	if (err && planned)
 		txn_unplan(&x);
-	mm_txn_finish(&c);
+	if (planned)
+		mm_txn_finish(&c);
 	mm_release(&c);
 	if (code)
 		uvm_icache_sync(x.target);

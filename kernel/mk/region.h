@@ -21,6 +21,7 @@ struct txn {
 	struct region_op *ops;
 	long n;
 	long bad;                  /* the op that refused, or -1 */
+	unsigned evicts, maps;     /* EVICT and MAP ops */
 	uint64_t frame_pa[REGION_MAX_OPS];  /* MAP: the frame, referenced from decode */
 	uint8_t counted[REGION_MAX_OPS];    /* MAP: its map count taken at decode */
 	uint8_t limits[REGION_MAX_OPS];     /* MAP: MM_MAP_* limits from the frame cap */
@@ -47,15 +48,23 @@ int txn_plan(struct txn *x, struct mm_cursor *c);
 /* Give back what txn_plan charged for evictions (the perform failed). */
 void txn_unplan(struct txn *x);
 
-/* --- ABI <-> mm --- (region_abi.c) */
+/* --- ABI <-> mm --- (region_abi.c; the two on every map inline) */
 /* PROT_R/W/X as MM_PROT_* (with MM_PROT_U), and back. */
-unsigned prot_to_mm(uint32_t prot);
+static inline unsigned prot_to_mm(uint32_t p)
+{
+	return MM_PROT_U | ((p & PROT_R) ? MM_PROT_R : 0) | ((p & PROT_W) ? MM_PROT_W : 0) |
+	       ((p & PROT_X) ? MM_PROT_X : 0);
+}
 uint32_t prot_from_mm(unsigned prot);
 /* The PROT_R/W/X a region or frame cap's R_READ/R_WRITE/R_EXEC allow. */
 uint32_t prot_of_rights(unsigned rights);
 /* An mm error as the ABI's: out of frames because of the task's quota
  * (the charge hook marked the thread) is E_QUOTA, not E_NOMEM. */
-int err_from_mm(int e);
+int err_from_mm_slow(int e);
+static inline int err_from_mm(int e)
+{
+	return e == MM_OK ? 0 : err_from_mm_slow(e);
+}
 /* A query's result as the ABI reports it: kind, PROT_* | QF_*, tag or
  * slot; never a physical address. */
 void report_info(struct region_op *op, const struct mm_info *info);

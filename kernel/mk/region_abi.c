@@ -3,12 +3,6 @@
 #include "region.h"
 #include "uvm_frames.h"
 
-unsigned prot_to_mm(uint32_t p)
-{
-	return MM_PROT_U | ((p & PROT_R) ? MM_PROT_R : 0) | ((p & PROT_W) ? MM_PROT_W : 0) |
-	       ((p & PROT_X) ? MM_PROT_X : 0);
-}
-
 uint32_t prot_from_mm(unsigned m)
 {
 	return ((m & MM_PROT_R) ? PROT_R : 0) | ((m & MM_PROT_W) ? PROT_W : 0) |
@@ -21,7 +15,7 @@ uint32_t prot_of_rights(unsigned rights)
 	       ((rights & R_EXEC) ? PROT_X : 0);
 }
 
-int err_from_mm(int e)
+int err_from_mm_slow(int e)
 {
 	struct thread *me = cur_thread();
 	switch (e) {

@@ -21,6 +21,7 @@ static unsigned op_right(uint32_t op)
 	case ROP_PROTECT: return R_PROTECT;
 	case ROP_AGE: return R_QUERY | R_PROTECT;
 	case ROP_EVICT: return R_UNMAP;
+	case ROP_CLEAN: return R_PROTECT;
 	}
 	return 0;
 }
@@ -28,7 +29,7 @@ static unsigned op_right(uint32_t op)
 static int ranged(uint32_t op)
 {
 	return op == ROP_MARK || op == ROP_UNMAP || op == ROP_MARK_INVALID || op == ROP_MARK_PAGER ||
-	       op == ROP_MARK_SWAPPED || op == ROP_PROTECT;
+	       op == ROP_MARK_SWAPPED || op == ROP_PROTECT || op == ROP_CLEAN;
 }
 
 /* The limits a MAP through a frame cap with `rights` gives the mapping:
@@ -122,7 +123,7 @@ static int prepare_chunks(struct txn *x)
 /* Give back the map counts and frame references decode took. */
 static void frames_drop(struct txn *x, int referenced)
 {
-	for (long i = 0; i < x->n; i++) {
+	for (long i = 0; x->maps && i < x->n; i++) {
 		if (x->counted[i])
 			uvm_frame_unmapped(x->frame_pa[i]);
 		if (x->frame_pa[i] && referenced)
@@ -150,9 +151,13 @@ int txn_decode(struct txn *x, long slot)
 		x->target = rc->o.task;
 		x->rights = rc->rights;
 	}
-	for (long i = 0; !err && i < x->n; i++)
+	x->evicts = x->maps = 0;
+	for (long i = 0; !err && i < x->n; i++) {
 		if ((err = decode_op(x, rc, i)))
 			x->bad = i;
+		x->evicts += x->ops[i].op == ROP_EVICT;
+		x->maps += x->ops[i].op == ROP_MAP;
+	}
 	if (err) {
 		frames_drop(x, 0);
 		cspace_decode_unlock(x->t, f);
@@ -161,12 +166,12 @@ int txn_decode(struct txn *x, long slot)
 	}
 	/* Hold the frames across the transaction (their caps may go once the
 	 * lock drops) and the target's address space. */
-	for (long i = 0; i < x->n; i++)
+	for (long i = 0; x->maps && i < x->n; i++)
 		if (x->frame_pa[i])
 			uvm_frame_get(x->frame_pa[i]);
 	cspace_decode_unlock(x->t, f);
 	err = task_txn_try_begin(x->target);
-	if (!err && (err = prepare_chunks(x)))
+	if (!err && x->evicts && (err = prepare_chunks(x)))
 		task_txn_end(x->target);
 	if (err) {
 		frames_drop(x, 1);

@@ -6,8 +6,8 @@
  * run against the tree (mm_*_need), which also counts its frames. For the
  * others, what an earlier op leaves is known without running it: MAP
  * leaves a mapped page (with the limits its frame cap gave), UNMAP, the
- * MARKs and EVICT leave nothing mapped, PROTECT, QUERY and AGE leave every
- * page's kind as it was. So such an op is checked against, for each part
+ * MARKs and EVICT leave nothing mapped, PROTECT, CLEAN, QUERY and AGE
+ * leave every page's kind as it was. So such an op is checked against, for each part
  * of its range, the last earlier op that changed the kind of the pages
  * there, else against the tree itself (mm_query / mm_next_used, which
  * every mm protocol answers).
@@ -30,7 +30,7 @@ static void op_span(const struct region_op *op, uint64_t *a, uint64_t *b)
 /* Does op change the kind of the pages it touches (mapped or not)? */
 static int changes_kind(uint32_t op)
 {
-	return op != ROP_QUERY && op != ROP_AGE && op != ROP_PROTECT;
+	return op != ROP_QUERY && op != ROP_AGE && op != ROP_PROTECT && op != ROP_CLEAN;
 }
 
 /* The last op before k that changed the kind of every page in [a, b)
@@ -142,6 +142,8 @@ static int dry_run(struct txn *x, struct mm_cursor *c, long k, unsigned *need)
 						   prot_to_mm(op->prot) & ~MM_PROT_U, need));
 	case ROP_EVICT:
 		return err_from_mm(mm_take_need(c, op->va, need));
+	case ROP_CLEAN:     /* the tables of the dirty huge leaves it cuts */
+		return err_from_mm(mm_clean_need(c, op->va, op->len, need));
 	}
 	return 0;       /* QUERY, AGE: no frames */
 }

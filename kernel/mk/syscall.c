@@ -615,6 +615,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_TASK_CREATE: r = sys_task_create(t, A(0), A(1), A(2)); break;
 	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_TASK_NOTIFY: r = sys_task_notify(t, A(0), A(1)); break;
+	case SYS_REGION_BITMAP: r = sys_region_bitmap(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_REGION_SUPPLY: r = sys_region_supply(t, A(0), A(1), A(2), A(3), A(4), A(5)); break;
 	case SYS_REGION_ALLOC_CONTIG: r = sys_region_alloc_contig(t, A(0), A(1), A(2), A(3)); break;
 	default: r = -E_NOSYS; break;

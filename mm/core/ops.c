@@ -926,17 +926,20 @@ static uint64_t hw_ad_bits(const struct pt_arch *a, bool dirty_too)
 	return m;
 }
 
-enum { P_PROTECT, P_COW, P_UNCOW };
+enum { P_PROTECT, P_COW, P_UNCOW, P_CLEAN };
 
 struct pop {
 	int mode;
 	unsigned prot;     /* P_PROTECT: the new R/W/X */
-	uint64_t ad;       /* hardware A/D bits, kept on rewritten leaves */
+	uint64_t ad;       /* hardware A/D bits, kept on rewritten leaves (P_CLEAN: A only) */
 	bool dry;
 	bool arrays;       /* dry, and give existing pages their arrays now */
 	unsigned need;
 	int err;
 	struct mm_page *attached;   /* pages given an array by this op */
+	bool dirty_seen;   /* P_CLEAN, real run: a leaf in the range was dirty */
+	unsigned changes;  /* entries the run found to rewrite */
+	uint64_t dbits;    /* P_CLEAN where hw_ad: the dirty bits a clean takes off */
 };
 
 /* Give pg a metadata array now, from a reservation of its own, noted in
@@ -972,6 +975,18 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 		     struct slot *out)
 {
 	const struct pt_arch *a = c->as->arch;
+	if (op->mode == P_CLEAN) {
+		/* Only a dirty leaf changes: a clean one keeps its entry, so a
+		 * bit the MMU sets after this read stays set. Where the MMU
+		 * owns A/D, clearing D is the whole change; elsewhere D also
+		 * decides the hardware W bit, so make_leaf rebuilds the leaf. */
+		if (!a->present(s.pte) || !a->dirty(s.pte))
+			return false;
+		out->meta = s.meta;
+		out->pte = a->hw_ad ? s.pte & ~op->dbits :
+			   remake_leaf(a, s.pte, L, a->prot(s.pte), leaf_ad(a, s.pte) & ~PT_AD_D);
+		return true;
+	}
 	if (a->present(s.pte)) {
 		unsigned hw = a->prot(s.pte);
 		bool cow = meta_kind(s.meta) == MM_COW;
@@ -1048,7 +1063,9 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 		}
 		if (!pop_slot(c, op, s, L, &nw))
 			continue;
+		op->changes++;
 		if (slo == eb && shi == el) {
+			op->dirty_seen |= op->mode == P_CLEAN && !op->dry;
 			if (nw.meta && !meta_ready) {
 				if (op->arrays)
 					pop_attach(c, op, n->pg);
@@ -1087,9 +1104,13 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 static int pop_run(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t len)
 {
 	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
-	op->ad = hw_ad_bits(c->as->arch, true);
+	/* A clean takes D off: only A is carried over from the live entry. */
+	op->ad = hw_ad_bits(c->as->arch, op->mode != P_CLEAN);
+	op->dbits = hw_ad_bits(c->as->arch, true) & ~op->ad;
 	op->dry = true;
 	pop_apply(c, op, &root, va, va + len - 1);
+	if (!op->err && !op->changes)
+		return MM_OK;           /* nothing to rewrite: skip the real run */
 	if (!op->err && op->need > MM_CURSOR_RESV) {
 		/* Arrays for more existing pages than one reservation holds
 		 * (make_cow over leaf tables that have none): give them theirs
@@ -1112,6 +1133,17 @@ static int pop_run(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t le
 	if (c->nr_resv)
 		c->as->plat->panic("mm: reservation overcounted");
 	return MM_OK;
+}
+
+/* The dry run of op (dry set) over [va, va+len), checked: its error, or
+ * MM_OK and *need = the frames its real run would take. */
+static int pop_need(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t len,
+		    unsigned *need)
+{
+	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
+	pop_apply(c, op, &root, va, va + len - 1);
+	*need = op->need;
+	return op->err;
 }
 
 int mm_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
@@ -1149,11 +1181,8 @@ int mm_pt_protect_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned 
 		return err;
 	if ((prot & ~RWX) || !(prot & MM_PROT_R))
 		return MM_EPROT;
-	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
 	struct pop op = { .mode = P_PROTECT, .prot = prot, .dry = true };
-	pop_apply(c, &op, &root, va, va + len - 1);
-	*need = op.need;
-	return op.err;
+	return pop_need(c, &op, va, len, need);
 }
 
 int mm_make_cow(struct mm_cursor *c, uint64_t va, uint64_t len)
@@ -1172,6 +1201,28 @@ int mm_unshare(struct mm_cursor *c, uint64_t va, uint64_t len)
 		return err;
 	struct pop op = { .mode = P_UNCOW };
 	return pop_run(c, &op, va, len);
+}
+
+int mm_clean(struct mm_cursor *c, uint64_t va, uint64_t len, bool *was_dirty)
+{
+	int err = mm_check_range(c, va, len);
+	if (err)
+		return err;
+	struct pop op = { .mode = P_CLEAN };
+	err = pop_run(c, &op, va, len);
+	if (was_dirty)
+		*was_dirty = !err && op.dirty_seen;
+	return err;
+}
+
+int mm_clean_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *need)
+{
+	*need = 0;
+	int err = mm_check_range(c, va, len);
+	if (err)
+		return err;
+	struct pop op = { .mode = P_CLEAN, .dry = true };
+	return pop_need(c, &op, va, len, need);
 }
 
 /* The non-table entry holding va: its page, index, level and base. */

@@ -40,10 +40,14 @@ void host_init(size_t nframes)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (arena == MAP_FAILED)
 		host_panic("arena mmap");
-	descs = calloc(nframes, sizeof(*descs));
+	/* line-aligned, as the kernel's (page-aligned) array is: each
+	 * descriptor is then one cache line of its own */
+	size_t dbytes = (nframes * sizeof(*descs) + 63) / 64 * 64;
+	descs = aligned_alloc(64, dbytes);
 	bitmap = calloc((nframes + 63) / 64, 8);
 	if (!descs || !bitmap)
 		host_panic("arena calloc");
+	memset(descs, 0, dbytes);
 	used = 0;
 	hint = 0;
 }

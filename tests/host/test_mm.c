@@ -1,5 +1,5 @@
 /* Suite 'mm': host tests of the CortenMM core against the atomic spec.
- *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|touch|adbits|
+ *   test_mm <arch|diff|bad|oom|charge|kernel|huge|wide|pager|lockoom|maprange|touch|adbits|leaves|
  *            top|bbm>
  *           --arch A --mm P [--seed N] [--steps N]
  *   test_mm --list-arch       (the registered paging tables, one a line)
@@ -1558,6 +1558,241 @@ static void t_touch(void)
 	end_as(&x.as);
 }
 
+/* ---- leaves: mm_leaves against the spec and per-page queries; mm_clean ----
+ *
+ * A 4 MiB window gets random 4 KiB and 2 MiB mappings (with random A/D
+ * bits), COW, reservations, unmaps, touches and cleans. After each step a
+ * random subrange is walked with mm_leaves: the leaves come in address
+ * order without overlap, cover exactly the pages the spec holds mapped or
+ * COW, and carry the kind, level and A/D bits a query of each page
+ * reports. A clean must leave every page of its range clean, every other
+ * bit and status as it was, report dirt iff there was some, take no more
+ * frames than its dry run said, and flush only when it changed a leaf. */
+
+#define LV_PAGES 1024u
+
+struct lv_seen {
+	uint64_t lo;
+	uint64_t next;          /* first page not yet covered */
+	uint8_t kind[LV_PAGES];
+	uint8_t level[LV_PAGES];
+	bool a[LV_PAGES], d[LV_PAGES];
+	int bad;
+};
+
+static void lv_collect(void *arg, const struct mm_leaf *l)
+{
+	struct lv_seen *v = arg;
+	if (l->lo < v->next || l->last < l->lo || ((l->last + 1) & (PG - 1)) || (l->lo & (PG - 1))) {
+		v->bad++;
+		return;
+	}
+	for (uint64_t va = l->lo; va <= l->last; va += PG) {
+		size_t i = (va - v->lo) / PG;
+		v->kind[i] = l->kind, v->level[i] = (uint8_t)l->level, v->a[i] = l->accessed,
+		v->d[i] = l->dirty;
+	}
+	v->next = l->last + 1;
+}
+
+/* Per-page query of the whole window. */
+static void lv_snap(struct mm_cursor *c, uint64_t B, struct mm_info *q)
+{
+	for (unsigned i = 0; i < LV_PAGES; i++)
+		CHECK(mm_query(c, B + i * PG, &q[i]) == MM_OK, "query");
+}
+
+static void lv_check_walk(struct ctx *x, struct mm_cursor *c, uint64_t B)
+{
+	static struct lv_seen v;
+	static struct mm_info q[LV_PAGES];
+	uint64_t va, len;
+	rnd_subrange(B, B + LV_PAGES * PG, &va, &len);
+	memset(&v, 0, sizeof v);
+	v.lo = B, v.next = va;
+	uint64_t sk = 0;
+	CHECK(mm_leaves(c, va, len, lv_collect, &v, &sk) == MM_OK, "mm_leaves");
+	CHECK(!v.bad, "leaves out of order or misaligned");
+	lv_snap(c, B, q);
+	for (unsigned i = (unsigned)((va - B) / PG); i < (va + len - B) / PG; i++) {
+		struct spec_page *sp = spec_at(&x->s, B + i * PG);
+		bool res = sp->kind == MM_MAPPED || sp->kind == MM_COW;
+		CHECK(res == (v.kind[i] != 0), "page %u: spec kind %u, leaves kind %u", i, sp->kind,
+		      v.kind[i]);
+		if (!res || !v.kind[i])
+			continue;
+		CHECK(v.kind[i] == q[i].kind && v.level[i] == q[i].level && v.a[i] == q[i].accessed &&
+		      v.d[i] == q[i].dirty, "page %u: leaves say kind %u level %u A%d D%d, query %u %u A%d D%d",
+		      i, v.kind[i], v.level[i], v.a[i], v.d[i], q[i].kind, q[i].level, q[i].accessed,
+		      q[i].dirty);
+	}
+}
+
+static void lv_clean(struct ctx *x, struct mm_cursor *c, uint64_t B)
+{
+	static struct mm_info q0[LV_PAGES], q1[LV_PAGES];
+	uint64_t va, len;
+	rnd_subrange(B, B + LV_PAGES * PG, &va, &len);
+	lv_snap(c, B, q0);
+	bool any = false;
+	for (uint64_t p = va; p < va + len; p += PG)
+		any |= q0[(p - B) / PG].dirty && (q0[(p - B) / PG].kind == MM_MAPPED || q0[(p - B) / PG].kind == MM_COW);
+	unsigned need = 0;
+	CHECK(mm_clean_need(c, va, len, &need) == MM_OK, "clean_need");
+	uint64_t nr = x->as.nr_frames;
+	unsigned long fl = host_tlb_flushes();
+	bool was = !any;
+	CHECK(mm_clean(c, va, len, &was) == MM_OK, "clean");
+	CHECK(x->as.nr_frames <= nr + need, "clean took %" PRIu64 " frames, dry run said %u",
+	      x->as.nr_frames - nr, need);
+	CHECK(was == any, "clean reported dirty %d, want %d", was, any);
+	mm_flush(c);
+	CHECK(any || host_tlb_flushes() == fl, "a clean that changed nothing flushed");
+	lv_snap(c, B, q1);
+	for (unsigned i = 0; i < LV_PAGES; i++) {
+		bool in = B + i * PG >= va && B + i * PG < va + len;
+		CHECK(q0[i].kind == q1[i].kind && q0[i].prot == q1[i].prot && q0[i].pa == q1[i].pa &&
+		      q0[i].accessed == q1[i].accessed && q1[i].dirty == (in ? false : q0[i].dirty),
+		      "page %u (%s the clean): kind %u->%u prot %x->%x A%d->%d D%d->%d", i,
+		      in ? "in" : "outside", q0[i].kind, q1[i].kind, q0[i].prot, q1[i].prot,
+		      q0[i].accessed, q1[i].accessed, q0[i].dirty, q1[i].dirty);
+	}
+}
+
+/* A 2 MiB leaf on a free, aligned 2 MiB of the window (random A/D). */
+static void lv_map_huge(struct ctx *x, struct mm_cursor *c, uint64_t B)
+{
+	uint64_t hb = B + rndn(LV_PAGES * PG / MB2) * MB2;
+	for (uint64_t p = hb; p < hb + MB2; p += PG)
+		if (spec_at(&x->s, p)->kind == MM_MAPPED || spec_at(&x->s, p)->kind == MM_COW)
+			return;
+	static const unsigned ad[] = { 0, MM_MAP_ACCESSED, MM_MAP_ACCESSED | MM_MAP_DIRTY };
+	unsigned fl = ad[rndn(3)], prot = MM_PROT_R | MM_PROT_W | MM_PROT_U;
+	uint64_t pa = host_frame_alloc(2);
+	int got = mm_map(c, hb, pa, 2, prot, fl);
+	CHECK(got == spec_map(&x->s, hb, pa, MB2, prot, fl), "huge map: %s", mm_strerror(got));
+	if (got)
+		host_frame_free(pa, 2);
+}
+
+static void t_leaves(long steps)
+{
+	struct ctx x;
+	new_as(&x.as);
+	uint64_t B = 1ull << 30;
+	spec_init(&x.s, B, LV_PAGES, A->mem_types);
+	const unsigned RW = MM_PROT_R | MM_PROT_W | MM_PROT_U;
+	bool huge = pt_leaf_ok(A, 2);
+	if (huge) {
+		/* A dirty 2 MiB leaf cut by a clean is split: the dry run counts
+		 * the table, the pieces inside come out clean, those outside
+		 * stay dirty; a clean 2 MiB leaf cut by one stays whole. */
+		struct mm_cursor c;
+		uint64_t pa = host_frame_alloc(2), pb = host_frame_alloc(2);
+		CHECK(mm_lock(&c, &x.as, B, B + LV_PAGES * PG) == MM_OK, "lock");
+		CHECK(mm_map(&c, B, pa, 2, RW, MM_MAP_ACCESSED | MM_MAP_DIRTY) == MM_OK, "map dirty 2M");
+		CHECK(mm_map(&c, B + MB2, pb, 2, RW, MM_MAP_ACCESSED) == MM_OK, "map clean 2M");
+		spec_map(&x.s, B, pa, MB2, RW, 0);
+		spec_map(&x.s, B + MB2, pb, MB2, RW, 0);
+		unsigned need = 0;
+		bool was = false;
+		CHECK(mm_clean_need(&c, B + 3 * PG, MB2 + 5 * PG, &need) == MM_OK && need >= 1,
+		      "dry run of a clean cutting a dirty 2M leaf: need %u", need);
+		CHECK(mm_clean(&c, B + 3 * PG, MB2 + 5 * PG, &was) == MM_OK && was, "clean in 2M");
+		struct mm_info in;
+		CHECK(mm_query(&c, B + 2 * PG, &in) == MM_OK && in.level == 1 && in.dirty && in.accessed,
+		      "piece before the clean: level %u D%d", in.level, in.dirty);
+		CHECK(mm_query(&c, B + 3 * PG, &in) == MM_OK && in.level == 1 && !in.dirty && in.accessed,
+		      "piece in the clean: level %u D%d", in.level, in.dirty);
+		CHECK(mm_query(&c, B + MB2 + 9 * PG, &in) == MM_OK && in.level == 2 && !in.dirty,
+		      "clean 2M leaf: level %u D%d", in.level, in.dirty);
+		CHECK(mm_clean(&c, B, 2 * MB2, &was) == MM_OK && was, "clean the rest");
+		CHECK(mm_clean(&c, B, 2 * MB2, &was) == MM_OK && !was, "clean again: nothing dirty");
+		/* the next write records dirt again (the fault path's mm_touch
+		 * where the table has no hardware A/D) */
+		CHECK(mm_touch(&c, B + 3 * PG, true) == MM_OK, "write after the clean");
+		CHECK(mm_query(&c, B + 3 * PG, &in) == MM_OK && in.dirty, "dirty again after a write");
+		CHECK(mm_clean(&c, B, 2 * MB2, &was) == MM_OK && was, "clean after the write");
+		mm_release(&c);
+		check_wf(&x.as, "clean of a 2M leaf");
+		check_window(&x.as, &x.s, "clean of a 2M leaf");
+	}
+	for (long k = 0; k < steps; k++) {
+		struct mm_cursor c;
+		CHECK(mm_lock(&c, &x.as, B, B + LV_PAGES * PG) == MM_OK, "lock");
+		uint64_t va = B + rndn(LV_PAGES) * PG, len;
+		int got, want;
+		switch (rndn(8)) {
+		case 0:
+		case 1: {
+			static const unsigned ad[] = { 0, MM_MAP_ACCESSED, MM_MAP_ACCESSED | MM_MAP_DIRTY };
+			unsigned fl = ad[rndn(3)] | (rndn(5) == 0 ? MM_MAP_COW : 0);
+			uint64_t pa = host_frame_alloc(1);
+			got = mm_map(&c, va, pa, 1, RW, fl);
+			want = spec_map(&x.s, va, pa, PG, RW, fl);
+			CHECK(got == want, "map: %s, spec %s", mm_strerror(got), mm_strerror(want));
+			if (got)
+				host_frame_free(pa, 1);
+			break;
+		}
+		case 2:
+			if (huge)
+				lv_map_huge(&x, &c, B);
+			break;
+		case 3:
+			rnd_subrange(B, B + LV_PAGES * PG, &va, &len);
+			if (rndn(2)) {
+				got = mm_unmap(&c, va, len);
+				want = spec_unmap(&x.s, va, len);
+			} else {
+				got = mm_make_cow(&c, va, len);
+				want = spec_make_cow(&x.s, va, len);
+			}
+			CHECK(got == want, "unmap/make_cow: %s, spec %s", mm_strerror(got), mm_strerror(want));
+			break;
+		case 4: {
+			struct mm_status st = { .kind = MM_RESERVED, .prot = RW };
+			rnd_subrange(B, B + LV_PAGES * PG, &va, &len);
+			got = mm_mark(&c, va, len, &st);
+			want = spec_mark(&x.s, va, len, &st);
+			CHECK(got == want, "mark: %s, spec %s", mm_strerror(got), mm_strerror(want));
+			break;
+		}
+		case 5: {
+			bool w = rndn(2);
+			got = mm_touch(&c, va, w);
+			want = spec_touch(&x.s, va, w);
+			CHECK(got == want, "touch: %s, spec %s", mm_strerror(got), mm_strerror(want));
+			break;
+		}
+		default:
+			lv_clean(&x, &c, B);
+			break;
+		}
+		lv_check_walk(&x, &c, B);
+		mm_release(&c);
+		check_wf(&x.as, "leaves step");
+	}
+	check_window(&x.as, &x.s, "leaves");
+	/* An empty window: nothing visited, the walk skips instead. */
+	struct mm_cursor c;
+	CHECK(mm_lock(&c, &x.as, B, B + LV_PAGES * PG) == MM_OK, "lock");
+	CHECK(mm_unmap(&c, B, LV_PAGES * PG) == MM_OK, "unmap");
+	struct lv_seen *v = calloc(1, sizeof *v);
+	uint64_t sk = 0;
+	v->lo = B, v->next = B;
+	CHECK(mm_leaves(&c, B, LV_PAGES * PG, lv_collect, v, &sk) == MM_OK && v->next == B && sk > 0,
+	      "empty window: leaves reported, or nothing skipped");
+	CHECK(mm_leaves(&c, B + 1, PG, lv_collect, v, NULL) == MM_EALIGN, "unaligned walk");
+	CHECK(mm_leaves(&c, B, 0, lv_collect, v, NULL) == MM_ERANGE, "empty walk");
+	CHECK(mm_leaves(&c, B - PG, 2 * PG, lv_collect, v, NULL) == MM_ENOTLOCKED, "walk outside");
+	CHECK(mm_clean(&c, B + LV_PAGES * PG, PG, NULL) == MM_ENOTLOCKED, "clean outside");
+	free(v);
+	mm_release(&c);
+	spec_free(&x.s);
+	end_as(&x.as);
+}
+
 /* ---- adbits: accessed/dirty bits survive splits and racing updates ---- */
 
 static uint64_t ld(uint64_t *e) { return __atomic_load_n(e, __ATOMIC_ACQUIRE); }
@@ -1849,6 +2084,8 @@ int main(int argc, char **argv)
 		t_maprange();
 	else if (!strcmp(test, "touch"))
 		t_touch();
+	else if (!strcmp(test, "leaves"))
+		t_leaves(steps > 400 ? 400 : steps);
 	else if (!strcmp(test, "lockstat"))
 		t_lockstat();
 	else if (!strcmp(test, "adbits"))

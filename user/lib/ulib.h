@@ -92,6 +92,8 @@ static inline long task_kill(long s) { return sc1(SYS_TASK_KILL, s); }
 static inline long task_region(long s, long d) { return sc2(SYS_TASK_REGION, s, d); }
 static inline long region_txn(long s, uint64_t lo, uint64_t hi, struct region_op *ops, long n)
 { return sc6(SYS_REGION_TXN, s, (long)lo, (long)hi, (long)ops, n, 0); }
+static inline long region_bitmap(long s, uint64_t lo, uint64_t hi, uint64_t *buf, long flags)
+{ return sc6(SYS_REGION_BITMAP, s, (long)lo, (long)hi, (long)buf, flags, 0); }
 /* SYS_REGION_SUPPLY: move n mapped pages at sva of our own space (region
  * cap src) to dva of dst's, no copy (patina/cap.h). */
 static inline long region_supply(long dst, uint64_t dva, long src, uint64_t sva, long n, unsigned prot)

@@ -132,7 +132,7 @@ int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
 void mm_txn_begin(struct mm_cursor *c);
 
 /* Dry runs of mm_map (4 KiB << 9*(level-1) page), mm_mark, mm_unmap,
- * mm_protect, mm_take: the error the operation would return now, or MM_OK
+ * mm_protect, mm_take (and mm_clean_need below): the error the operation would return now, or MM_OK
  * and *need = the frames it would take. Change nothing in the tree. */
 int mm_map_need(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level, unsigned prot,
 		unsigned flags, unsigned *need);
@@ -230,6 +230,50 @@ int mm_take(struct mm_cursor *c, uint64_t va, struct mm_info *out);
  * live-entry count is used up; each adds 1 to *skipped (if not NULL).
  * MM_EALIGN or MM_ENOTLOCKED (negative) for a bad va. Changes nothing. */
 int mm_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped);
+
+/* What mm_leaves reports: [lo, last], the part inside the range asked
+ * for of one mapped or COW leaf, or of a run of adjacent leaves that all
+ * have the same level (1 = 4 KiB), kind (MM_MAPPED or MM_COW) and
+ * accessed/dirty bits (each leaf's bits from one atomic read of it; a
+ * huge leaf cut by the range: only the part inside, with the bits of the
+ * whole leaf). */
+struct mm_leaf {
+	uint64_t lo, last;
+	unsigned level;
+	uint8_t kind;
+	bool accessed, dirty;
+};
+typedef void mm_leaf_fn(void *arg, const struct mm_leaf *leaf);
+
+/* Call fn(arg, leaf) for every mapped or COW leaf meeting [va, va+len)
+ * (adjacent ones of the same state merged into one call), in address
+ * order, without overlap, in one walk down the tree under the cursor: no
+ * per-page lookup from the covering page. Empty subtrees are passed over
+ * as mm_next_used passes them, each adding 1 to *skipped (if not NULL).
+ * Statuses (reserved, swapped, pager) and invalid pages are not reported.
+ * fn runs under the cursor's locks: it must not block or lock a range.
+ * MM_OK; MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED (nothing visited). Changes
+ * nothing. */
+int mm_leaves(struct mm_cursor *c, uint64_t va, uint64_t len, mm_leaf_fn *fn, void *arg,
+	      uint64_t *skipped);
+
+/* Clear the dirty bit of every mapped and COW page in [va, va+len),
+ * keeping the pages mapped with their permissions, kind and accessed
+ * bits. A dirty huge leaf cut by the range is split first (each piece
+ * keeps the leaf's bits, so the pieces outside the range stay dirty);
+ * a clean one is left whole. Where the table has no hardware A/D
+ * (hw_ad false) a clean writable leaf is one the hardware does not let
+ * write (make_leaf), so the next write faults and mm_touch records it.
+ * Every leaf that changed is flushed at commit: once mm_release returns,
+ * the next write through any hart sets the bit again (or faults).
+ * *was_dirty (if not NULL): whether any page in the range was dirty.
+ * MM_OK; MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED, MM_EINVAL (would split a
+ * sealed root entry), MM_ENOMEM (a split's table). On failure nothing
+ * changed. Works on the page table alone under every protocol. */
+int mm_clean(struct mm_cursor *c, uint64_t va, uint64_t len, bool *was_dirty);
+/* Its dry run (see mm_*_need above): the error mm_clean would return,
+ * or MM_OK and *need = the frames its splits would take. */
+int mm_clean_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *need);
 
 /* Do the pending TLB flush now (locks kept), e.g. so that a downgrade is
  * gone from every TLB before the caller publishes the pages elsewhere. */

@@ -71,7 +71,6 @@ struct mm_as {
 	uint64_t kernel_root_pa;  /* split_roots: the shared kernel root (share_kernel), else 0 */
 	uint64_t lo, last;        /* transactions must stay inside [lo, last] */
 	void *ctx;                /* platform's own per-AS data (hart mask, ASID) */
-	uint64_t nr_frames;       /* PT pages + metadata arrays owned (atomic) */
 	bool sealed;              /* kernel AS after mm_as_kernel_seal: root entries fixed */
 	/* Flush before dropping the locks, as a two-level MM does (always for
 	 * protocol "vma"; the platform may set it for rw and adv to measure
@@ -79,7 +78,14 @@ struct mm_as {
 	 * and flushes after, and a later transaction over the same addresses
 	 * waits at lock for flushes still in flight there. */
 	bool flush_locked;
-	uint32_t nr_late;         /* slots in state 2 (atomic) */
+	/* The fields above are read by every transaction and written only
+	 * when the AS is set up. The two groups below change as transactions
+	 * run, each on cache lines of its own: allocating or freeing a PT
+	 * page (nr_frames, which transactions never read) must not make
+	 * every other hart's next transaction fetch the line holding
+	 * root_pa, lo and last, nor the one late_find reads (nr_late). */
+	_Alignas(64) uint64_t nr_frames; /* PT pages + metadata arrays owned (atomic) */
+	_Alignas(64) uint32_t nr_late;   /* slots in state 2 (atomic) */
 	struct mm_flush_slot late[MM_FLUSH_SLOTS];
 	struct mm_vma_space vma;  /* protocol "vma" only */
 };

@@ -27,19 +27,26 @@ struct mm_rcu_head {
 
 /* Descriptor of one physical frame. The platform provides an array of them
  * indexed by PFN, zero-initialised; the core owns the fields of frames it
- * uses as PT pages or metadata arrays. */
+ * uses as PT pages or metadata arrays. Exactly one 64-byte cache line on
+ * 64-bit machines: in an array that starts on a line boundary, taking one
+ * PT page's lock never writes the line a walk reads a neighbouring page's
+ * pa from (at 72 bytes, two descriptors shared a line, and every walk
+ * through an upper table fetched that line from whichever thread last
+ * locked the frame next to it). */
 struct mm_page {
 	mm_lock_t lock;          /* rw: rwlock word; adv: spinlock word */
 	uint32_t flags;          /* MM_PG_* (STALE read lock-free, atomically) */
 	uint16_t level;          /* PT page: its level (1 = leaf table); 0 otherwise */
 	uint16_t nr_live;        /* entries that are present or carry a status */
+	uint32_t wf_mark;        /* well-formedness checker's visit stamp */
 	uint64_t pa;             /* this frame's physical address */
 	uint64_t meta_pa;        /* per-PTE metadata array, or 0 when none yet */
 	struct mm_page *next;    /* cursor's list of removed PT pages */
 	struct mm_rcu_head rcu;  /* deferred free after a grace period */
 	const struct mm_platform *plat; /* who frees it (set while deferred) */
-	uint32_t wf_mark;        /* well-formedness checker's visit stamp */
 };
+_Static_assert(sizeof(void *) != 8 || sizeof(struct mm_page) == 64,
+	       "struct mm_page must fill exactly one cache line");
 #define MM_PG_PT    0x01u
 #define MM_PG_STALE 0x02u
 

@@ -489,6 +489,7 @@ int mm_pager_ops_confined(char *why)
 	static const struct { uint32_t op; unsigned right; } ops[] = {
 		{ ROP_MARK_PAGER, R_MARK }, { ROP_MARK_SWAPPED, R_MARK }, { ROP_PROTECT, R_PROTECT },
 		{ ROP_AGE, R_PROTECT }, { ROP_AGE, R_QUERY }, { ROP_EVICT, R_UNMAP }, { ROP_QUERY, R_QUERY },
+		{ ROP_CLEAN, R_PROTECT },
 	};
 	for (unsigned k = 0; k < sizeof ops / sizeof ops[0]; k++) {
 		struct region_op op = { .op = ops[k].op, .prot = PROT_R, .len = PG, .arg = 5 };

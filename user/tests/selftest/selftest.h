@@ -72,6 +72,7 @@ int txn_mark_pager(char *why);
 int txn_mark_swapped(char *why);
 int txn_protect(char *why);
 int txn_age(char *why);
+int txn_clean(char *why);
 int txn_evict(char *why);
 int txn_query(char *why);
 int txn_overlay(char *why);
@@ -133,5 +134,8 @@ int u_va_steal(char *why);
 
 /* IPC without the global kernel lock (ipc_lock_tests.c). */
 int u_ipc_no_mk_lock(char *why);
+
+/* Dirty and residency tracking for pagers (dirty_tests.c). */
+int mm_dirty_bitmap(char *why);
 
 #endif

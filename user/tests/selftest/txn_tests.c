@@ -5,8 +5,8 @@
  * with no frame or PT page kept. txn_<op>: for each op kind, a
  * transaction of that op (which would succeed alone) and a MAP over a
  * mapped page is refused, and every page of the window is as it was
- * (kind, permissions, tag, the accessed bit for AGE, an empty slot for
- * EVICT). txn_overlay: an op is checked against what the ops before it
+ * (kind, permissions, tag, the accessed bit for AGE, the dirty bit for
+ * CLEAN, an empty slot for EVICT). txn_overlay: an op is checked against what the ops before it
  * in the same call leave (UNMAP then MAP the page, MAP then EVICT it, a
  * read-only MAP then PROTECT it writable). txn_model: random
  * transactions of up to six mixed ops over eight pages, run against a
@@ -32,8 +32,9 @@ static uint64_t tw_base = TW_BASE;
 struct pstate { uint64_t kind, prot, tag; };
 
 /* Query every page of the window into s (kind, R/W/X and the limits,
- * tag); with ad, keep the accessed bit too. 0 or the call's error. */
-static long snap(struct pstate *s, int ad)
+ * tag); ad: the QF_ACCESSED / QF_DIRTY bits to keep too. 0 or the call's
+ * error. */
+static long snap(struct pstate *s, uint32_t ad)
 {
 	struct region_op q[TW_PAGES];
 	for (int i = 0; i < TW_PAGES; i++)
@@ -43,7 +44,7 @@ static long snap(struct pstate *s, int ad)
 		return r < 0 ? r : -E_INVAL;
 	for (int i = 0; i < TW_PAGES; i++)
 		s[i] = (struct pstate){ q[i].out_kind,
-					q[i].out_prot & (7u | QF_NOWRITE | QF_NOSHARE | (ad ? QF_ACCESSED : 0)),
+					q[i].out_prot & (7u | QF_NOWRITE | QF_NOSHARE | ad),
 					q[i].out_tag };
 	return 0;
 }
@@ -133,7 +134,8 @@ static int refused_with(char *why, struct region_op first)
 	long f[3] = { slot_alloc(), slot_alloc(), slot_alloc() };
 	long slot = slot_alloc();
 	struct pstate s0[TW_PAGES], s1[TW_PAGES];
-	int ad = first.op == ROP_AGE;
+	/* AGE must leave the accessed bit, CLEAN the dirty bit as it was */
+	uint32_t ad = first.op == ROP_AGE ? QF_ACCESSED : first.op == ROP_CLEAN ? QF_DIRTY : 0;
 	why[0] = 0;
 	for (int i = 0; i < 3; i++)
 		CK(frame_alloc(f[i]) == 0, "frame_alloc");
@@ -146,7 +148,7 @@ static int refused_with(char *why, struct region_op first)
 	if (first.op == ROP_MAP)
 		first.arg = f[2];
 	CK(snap(s0, ad) == 0, "query");
-	CK(!ad || (s0[0].prot & QF_ACCESSED), "page 0 not accessed after a write");
+	CK(!ad || (s0[0].prot & ad), "page 0 not accessed/dirty after a write");
 	long u0 = frame_usage();
 	struct region_op ops[2] = {
 		first,
@@ -211,6 +213,10 @@ int txn_protect(char *why)
 int txn_age(char *why)
 {
 	return refused_with(why, (struct region_op){ .op = ROP_AGE, .va = TW });
+}
+int txn_clean(char *why)
+{
+	return refused_with(why, (struct region_op){ .op = ROP_CLEAN, .va = TW, .len = 4 * PG });
 }
 int txn_evict(char *why)
 {

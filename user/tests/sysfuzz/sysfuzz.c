@@ -374,7 +374,7 @@ static void worker_fn(void *a)
 			/* A plausible transaction in the scratch window. */
 			long n = 1 + (long)(rnd(&s) % 4);
 			for (long k = 0; k < n; k++) {
-				ops[k].op = 1 + (uint32_t)(rnd(&s) % (ROP_EVICT + 1));
+				ops[k].op = 1 + (uint32_t)(rnd(&s) % (ROP_CLEAN + 1));
 				ops[k].prot = (uint32_t)(rnd(&s) % 16);
 				ops[k].va = SCRATCH + (rnd(&s) % 64) * 4096;
 				ops[k].len = (1 + rnd(&s) % 8) * 4096;
@@ -885,11 +885,19 @@ static void ck_region(uint64_t *s)
 			else
 				ops[n++] = rop(ROP_EVICT, 0, va, 0, O_RECV);
 			break;
-		default:
-			if (rnd(s) % 2)
-				ops[n++] = rop(ROP_PROTECT, PROT_R, va, 4096, 0);
-			else
-				ops[n++] = rop(ROP_AGE, 0, va, 0, 0);
+		default: {
+			static const uint32_t pt[3] = { ROP_PROTECT, ROP_AGE, ROP_CLEAN };
+			uint32_t o = pt[rnd(s) % 3];
+			ops[n++] = rop(o, o == ROP_PROTECT ? PROT_R : 0, va, o == ROP_AGE ? 0 : 4096, 0);
+			break;
+		}
+		}
+		if (miss == 0 && rnd(s) % 3 == 0) {
+			/* the bitmap query needs R_QUERY too */
+			static uint64_t bm[3 * REGION_BITMAP_WORDS(0, OW_PAGES * 4096UL)];
+			r = region_bitmap(O_TMP, lo, hi, bm, 0);
+			expect(CK_REGION_RIGHTS, r, E_PERM, 0);
+			cap_delete(O_TMP);
 			break;
 		}
 		r = region_txn(O_TMP, lo, hi, ops, n);
