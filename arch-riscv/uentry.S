@@ -231,13 +231,27 @@ sched_resume_on:
 	tail	sched_handoff_done
 
 /* long uaccess_copy(void *dst, const void *src, unsigned long n):
- * byte copy with SUM already set by the caller. A page fault inside it is
- * either resolved (anonymous memory) and retried, or redirected by
- * uaccess_fixup (kernel/mk/uaccess.c) to uaccess_fault, which returns
- * -E_FAULT. Returns 0 when all n bytes were copied. */
+ * copy with SUM already set by the caller: eight bytes at a time while
+ * both pointers are 8-aligned (an aligned doubleword never crosses a
+ * page, so a fault names one page), bytes otherwise and for the tail. A
+ * page fault inside it is either resolved (anonymous memory) and the
+ * access retried, or redirected by uaccess_fixup (kernel/mk/uaccess.c)
+ * to uaccess_fault, which returns -E_FAULT. Returns 0 when all n bytes
+ * were copied. */
 	.globl uaccess_copy, uaccess_copy_end, uaccess_fault
 uaccess_copy:
-	beqz	a2, 2f
+	or	t1, a0, a1
+	andi	t1, t1, 7
+	bnez	t1, 3f
+	li	t2, 8
+4:	bltu	a2, t2, 3f
+	ld	t0, 0(a1)
+	sd	t0, 0(a0)
+	addi	a0, a0, 8
+	addi	a1, a1, 8
+	addi	a2, a2, -8
+	j	4b
+3:	beqz	a2, 2f
 1:	lbu	t0, 0(a1)
 	sb	t0, 0(a0)
 	addi	a0, a0, 1

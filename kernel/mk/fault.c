@@ -92,24 +92,15 @@ long sys_fault_ep_set(struct task *t, long target, long ep)
 	return err;
 }
 
-/* The status word of the page holding va (pager.h): kind | prot << 8 |
- * tag or swap slot << 16, read under a cursor over that one page. Needs:
- * mk_lock NOT held. */
-static uint64_t fault_status(struct task *t, uint64_t va)
+/* The status word of a page (pager.h) as a query reported it: kind |
+ * prot << 8 | tag or swap slot << 16. uvm_fault fills it under the one
+ * cursor it resolved the fault with, so a pager's fault costs no second
+ * look-up. */
+uint64_t fault_status_word(const struct mm_info *info)
 {
-	uint64_t page = va & ~(PAGE_SIZE - 1);
-	struct mm_cursor c;
-	if (va >= user_top || page < t->as.lo || mm_lock(&c, &t->as, page, page + PAGE_SIZE))
-		return RK_INVALID;
-	struct mm_info info;
-	uint64_t w = RK_INVALID;
-	if (mm_query(&c, page, &info) == MM_OK) {
-		uint64_t prot = prot_from_mm(info.prot);
-		uint64_t tag = (info.kind == MM_PAGER || info.kind == MM_SWAPPED) ? info.arg : 0;
-		w = (uint64_t)info.kind | prot << 8 | tag << 16;
-	}
-	mm_release(&c);
-	return w;
+	uint64_t prot = prot_from_mm(info->prot);
+	uint64_t tag = (info->kind == MM_PAGER || info->kind == MM_SWAPPED) ? info->arg : 0;
+	return (uint64_t)info->kind | prot << 8 | tag << 16;
 }
 
 /* Needs th's task's fault_lock. The fault endpoint that applies to th,
@@ -126,13 +117,13 @@ static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge)
 
 /* A user page fault uvm_fault could not resolve, in the current thread;
  * kind is its TRAP_READ_FAULT, TRAP_WRITE_FAULT or TRAP_EXEC_FAULT
- * (arch_trap_kind). 0: return to user (the access is retried, or the thread was killed
+ * (arch_trap_kind), status the page's status word uvm_fault found. 0: return to user (the access is retried, or the thread was killed
  * meanwhile and exits on the way out); -E_FAULT: no fault endpoint (the
  * caller kills as before); -E_DEAD: the pager is gone; -E_INVAL: the
  * pager answered FAULT_KILL or garbage. Needs: mk_lock NOT held. Takes
  * no global lock unless the call's reference on the endpoint turns out
  * to be the last one (ep_put_nolock). */
-int fault_to_pager(struct uframe *uf, unsigned kind)
+int fault_to_pager(struct uframe *uf, unsigned kind, uint64_t status)
 {
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
@@ -145,7 +136,7 @@ int fault_to_pager(struct uframe *uf, unsigned kind)
 	if (!e)
 		return -E_FAULT;
 	unsigned acc = kind == TRAP_WRITE_FAULT ? FA_WRITE : kind == TRAP_EXEC_FAULT ? FA_EXEC : FA_READ;
-	uint64_t w[IPC_WORDS] = { va, acc, fault_status(t, va), (uint64_t)me->id };
+	uint64_t w[IPC_WORDS] = { va, acc, status, (uint64_t)me->id };
 
 	irq_disable();
 	me->in_fault = IN_FAULT_CALL;

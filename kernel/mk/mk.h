@@ -388,7 +388,7 @@ int uvm_as_create(struct task *t);
 void uvm_as_destroy(struct task *t);
 uint32_t uvm_asid_activate(struct task *t);          /* irqs off; returns the icache_gen synchronised with */
 void uvm_icache_sync(struct task *t);               /* mk_lock NOT held */
-int uvm_fault(struct task *t, uint64_t va, int write, int exec);
+int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status);
 int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
 /* 2^order zeroed frames in one run aligned to its size, each refs = 1 and
  * charged to `charge` (-E_QUOTA), or -E_NOMEM (no such run free). */
@@ -631,7 +631,8 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 
 /* --- fault.c: fault endpoints (pagers) --- */
 long sys_fault_ep_set(struct task *t, long target, long ep);
-int fault_to_pager(struct uframe *uf, unsigned kind); /* 0: retry the access; -E_FAULT: no pager; else kill */
+int fault_to_pager(struct uframe *uf, unsigned kind, uint64_t status); /* 0: retry the access; -E_FAULT: no pager; else kill */
+uint64_t fault_status_word(const struct mm_info *info);   /* pager.h's status word of a page */
 void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
 void fault_ep_drop_task(struct task *t);             /* mk_lock held */
 

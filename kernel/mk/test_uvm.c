@@ -68,18 +68,18 @@ KTEST(60, uvm_fault_zframe_cache)
 	unsigned long f = irq_save();
 	long used0 = uvm_frames_in_use();
 	uint64_t top, top2;
-	int e1 = uvm_fault(t, TU_VA, 1, 0);
+	int e1 = uvm_fault(t, TU_VA, 1, 0, NULL);
 	long used1 = uvm_frames_in_use();
 	struct mm_info m1;
 	int q1 = tu_query(t, TU_VA, &m1);
 	unsigned n_before = uvm_zframes_here(&top);
-	int e2 = uvm_fault(t, TU_VA, 1, 0);
+	int e2 = uvm_fault(t, TU_VA, 1, 0, NULL);
 	unsigned n_after = uvm_zframes_here(&top2);
 	long used2 = uvm_frames_in_use();
 	struct mm_info m2;
 	int q2 = tu_query(t, TU_VA, &m2);
 	uint64_t next = top2;
-	int e3 = uvm_fault(t, TU_VA + PAGE_SIZE, 1, 0);
+	int e3 = uvm_fault(t, TU_VA + PAGE_SIZE, 1, 0, NULL);
 	struct mm_info m3;
 	int q3 = tu_query(t, TU_VA + PAGE_SIZE, &m3);
 	irq_restore(f);
@@ -117,7 +117,7 @@ static int sd_try(struct task *t, uint32_t other, struct sd_seen *o)
 	struct mm_info m;
 	/* The next page stays mapped: its leaf table is not pruned, which
 	 * would be a second shootdown the held hart cannot acknowledge. */
-	o->err = uvm_fault(t, TU_VA, 1, 0) || uvm_fault(t, TU_VA + PAGE_SIZE, 1, 0);
+	o->err = uvm_fault(t, TU_VA, 1, 0, NULL) || uvm_fault(t, TU_VA + PAGE_SIZE, 1, 0, NULL);
 	if (!o->err)
 		o->err = tu_query(t, TU_VA, &m);
 	if (o->err)

@@ -61,7 +61,7 @@ int uaccess_fixup(struct trap_frame *tf)
 		return 0;
 	struct thread *th = cur_thread();
 	if (page_fault && th && th->task &&
-	    uvm_fault(th->task, tf->stval, kind == TRAP_WRITE_FAULT, 0) == 0)
+	    uvm_fault(th->task, tf->stval, kind == TRAP_WRITE_FAULT, 0, NULL) == 0)
 		return 1;     /* resolved: retry the load/store */
 	__atomic_fetch_add(&uaccess_faults_fixed, 1, __ATOMIC_RELAXED);
 	tf->sepc = (uint64_t)(uintptr_t)uaccess_fault;

@@ -55,10 +55,11 @@ void user_trap(struct uframe *uf)
 		irq_enable();
 		if (!page_fault)
 			kill_current_task(uf, kind, "exception");
+		uint64_t status;
 		int err = uvm_fault(cur_thread()->task, uf->tf.stval, kind == TRAP_WRITE_FAULT,
-				    kind == TRAP_EXEC_FAULT);
+				    kind == TRAP_EXEC_FAULT, &status);
 		if (err == -E_FAULT) {
-			err = fault_to_pager(uf, kind);
+			err = fault_to_pager(uf, kind, status);
 			if (err)
 				kill_current_task(uf, kind, err == -E_FAULT ? "page fault nobody handles" :
 						  err == -E_DEAD ? "page fault, pager gone" :

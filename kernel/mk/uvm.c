@@ -638,10 +638,13 @@ static void local_flush_page(struct task *t, uint64_t va)
  * A/D to software, the access recorded. The data frame is taken and
  * zeroed before the cursor locks anything (zframe_get) and goes back to
  * this hart's cache when the fault did not need it. Returns 0 when the
- * access can be retried, -E_FAULT when nobody can resolve it, -E_QUOTA /
- * -E_NOMEM when memory ran out. */
-int uvm_fault(struct task *t, uint64_t va, int write, int exec)
+ * access can be retried, -E_FAULT when nobody can resolve it (then, if
+ * status is not NULL, *status is the page's status word as the cursor
+ * found it: fault_status_word), -E_QUOTA / -E_NOMEM when memory ran out. */
+int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status)
 {
+	if (status)
+		*status = RK_INVALID;
 	if (va >= user_top)
 		return -E_FAULT;
 	uint64_t page = va & ~(PAGE_SIZE - 1);
@@ -715,6 +718,8 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec)
 		err = uarch->hw_ad || !mm_touch(&c, page, write) ? 0 : -E_FAULT;
 		won_elsewhere = uarch->hw_ad;
 	}
+	if (err == -E_FAULT && status)
+		*status = fault_status_word(&info);
 	mm_release(&c);
 	if (!fresh_used)
 		zframe_put(fresh);
