@@ -156,4 +156,19 @@ struct region_op {
 #define REGION_BITMAP_CHUNK     8192ul
 #define REGION_BITMAP_WORDS(lo, hi) ((((hi) - (lo)) / 4096 + 63) / 64)
 
+/* SYS_REGION_SUPPLY moves up to this many pages in one call (a 2 MiB
+ * block). The source pages (region cap with R_UNMAP over the caller's own
+ * space) must each be a 4 KiB mapping whose frame nothing else references
+ * (E_BUSY); not mapped or COW: E_NOENT; huge: E_INVAL (as ROP_EVICT).
+ * The destination pages (region cap with R_MAP and the page rights prot
+ * needs) must not be mapped (else E_EXIST): pager-managed, swapped,
+ * reserved or invalid, a status the mapping replaces. All or
+ * nothing: on success the source pages are invalid and the destination
+ * maps the same frames with prot (the limits a frame cap gave a mapping
+ * stay with the frame; a NOWRITE frame cannot be supplied writable:
+ * E_PERM), their quota charge moved to the destination's task; 512
+ * physically contiguous frames at a 2 MiB-aligned destination become one
+ * 2 MiB leaf. A refused supply leaves both ranges as they were. */
+#define SUPPLY_MAX_PAGES 512
+
 #endif

@@ -72,6 +72,12 @@ enum patina_sys {
 	                        * E_DEAD: the task is not alive (registering only) */
 	SYS_REGION_BITMAP,     /* (region, lo, hi, uint64_t *buf, flags): residency and
 	                        * accessed/dirty bitmaps of [lo, hi); see <patina/cap.h> */
+	SYS_REGION_SUPPLY,     /* (dst region, dst_va, src region, src_va, npages, prot): move
+	                        * npages (1..SUPPLY_MAX_PAGES) mapped frames of the caller's own
+	                        * range into dst's, no copy (cap.h, docs/pagers.md) */
+	SYS_REGION_ALLOC_CONTIG, /* (region over the caller's own space, va, order, prot): 2^order
+	                        * (0..9) physically contiguous zeroed frames aligned to their
+	                        * size, charged to the caller, mapped 4 KiB each at va */
 	SYS_COUNT
 };
 

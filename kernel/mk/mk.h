@@ -390,6 +390,9 @@ uint32_t uvm_asid_activate(struct task *t);          /* irqs off; returns the ic
 void uvm_icache_sync(struct task *t);               /* mk_lock NOT held */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status);
 int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
+/* 2^order zeroed frames in one run aligned to its size, each refs = 1 and
+ * charged to `charge` (-E_QUOTA), or -E_NOMEM (no such run free). */
+int uvm_frame_alloc_run(struct task *charge, unsigned order, uint64_t *pa);
 void uvm_frame_get(uint64_t pa);
 void uvm_frame_put(uint64_t pa);
 int uvm_frame_valid(uint64_t pa);

@@ -68,6 +68,11 @@ static inline int err_from_mm(int e)
 /* A query's result as the ABI reports it: kind, PROT_* | QF_*, tag or
  * slot; never a physical address. */
 void report_info(struct region_op *op, const struct mm_info *info);
+/* Can the frame of the page info describes leave its mapping for another
+ * holder (ROP_EVICT, SYS_REGION_SUPPLY)? 0 for a 4 KiB mapping (not COW)
+ * whose frame nothing else references; else -E_NOENT (not mapped, or
+ * COW), -E_INVAL (part of a huge leaf), -E_BUSY (referenced elsewhere). */
+int frame_can_leave(const struct mm_info *info);
 /* The span of one of the ABI's entries at `level` (4 KiB at level 1). */
 static inline uint64_t level_span(unsigned level)
 {

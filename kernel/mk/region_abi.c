@@ -1,6 +1,7 @@
 /* Conversions between the region ABI (<patina/cap.h>) and the mm core,
  * one copy for region transactions, clone and the fault path. */
 #include "region.h"
+#include "uvm_frames.h"
 
 uint32_t prot_from_mm(unsigned m)
 {
@@ -45,4 +46,13 @@ void report_info(struct region_op *op, const struct mm_info *info)
 		op->out_prot |= (info->accessed ? QF_ACCESSED : 0) | (info->dirty ? QF_DIRTY : 0) |
 				limit_flags(info->limits);
 	op->out_tag = (info->kind == MM_PAGER || info->kind == MM_SWAPPED) ? info->arg : 0;
+}
+
+int frame_can_leave(const struct mm_info *info)
+{
+	if (info->kind != MM_MAPPED)
+		return -E_NOENT;
+	if (info->level != 1)
+		return -E_INVAL;
+	return uvm_frame_refs(info->pa) != 1 ? -E_BUSY : 0;
 }

@@ -103,14 +103,10 @@ static int evict_check(struct txn *x, struct mm_cursor *c, long k)
 		return x->ops[j].op == ROP_MAP ? -E_BUSY : -E_NOENT;
 	struct mm_info info;
 	int r = err_from_mm(mm_query(c, va, &info));
+	if (!r)
+		r = frame_can_leave(&info);
 	if (r)
 		return r;
-	if (info.kind != MM_MAPPED)
-		return -E_NOENT;
-	if (info.level != 1)
-		return -E_INVAL;
-	if (uvm_frame_refs(info.pa) != 1)
-		return -E_BUSY;
 	x->charged[k] = uvm_frame_owner(info.pa) != x->t;
 	return 0;
 }

@@ -2,6 +2,7 @@
  * Each handler decodes first (all caps and arguments checked under
  * mk_lock) and changes state only once nothing can fail. */
 #include "mk.h"
+#include "region_supply.h"
 #include "kstring.h"
 #include "printk.h"
 #include "cmd.h"
@@ -615,6 +616,8 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_TASK_NOTIFY: r = sys_task_notify(t, A(0), A(1)); break;
 	case SYS_REGION_BITMAP: r = sys_region_bitmap(t, A(0), A(1), A(2), A(3), A(4)); break;
+	case SYS_REGION_SUPPLY: r = sys_region_supply(t, A(0), A(1), A(2), A(3), A(4), A(5)); break;
+	case SYS_REGION_ALLOC_CONTIG: r = sys_region_alloc_contig(t, A(0), A(1), A(2), A(3)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)

@@ -313,6 +313,22 @@ int uvm_frame_alloc(struct task *charge, uint64_t *out)
 	return 0;
 }
 
+int uvm_frame_alloc_run(struct task *charge, unsigned order, uint64_t *out)
+{
+	uint64_t n = 1ULL << order;
+	paddr_t pa;
+	if (quota_charge_frames(charge, (long)n))
+		return -E_QUOTA;
+	if (frame_alloc_run_aligned(n, &pa)) {
+		quota_release_frames(charge, (long)n);
+		return -E_NOMEM;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		frame_own(charge, pa + i * PAGE_SIZE);
+	*out = pa;
+	return 0;
+}
+
 void uvm_frame_get(uint64_t pa)
 {
 	struct finfo *f = fi_of(pa);

@@ -226,7 +226,21 @@ static int pool_run_free(const struct region *r, uint64_t first, uint64_t n)
 	return 1;
 }
 
-int frame_alloc_run(uint64_t n, paddr_t *pa)
+/* Take frames [first, first + n) of r out of the pool (all in it). Needs
+ * pool_lock. */
+static void pool_claim(struct region *r, uint64_t first, uint64_t n)
+{
+	for (uint64_t i = first; i < first + n; i++) {
+		pool_bits(r)[i / 64] &= ~(1ULL << (i % 64));
+		__atomic_fetch_and(&free_bits(r)[i / 64], ~(1ULL << (i % 64)), __ATOMIC_ACQ_REL);
+	}
+	pool_count -= n;
+}
+
+/* The first run of n pool frames whose address is a multiple of `align`
+ * bytes (a power of two, at least a frame): 0 and it claimed in *pa,
+ * zeroed, or -E_NOMEM. */
+static int alloc_run(uint64_t n, uint64_t align, paddr_t *pa)
 {
 	if (n == 0)
 		return -E_INVAL;
@@ -235,15 +249,12 @@ int frame_alloc_run(uint64_t n, paddr_t *pa)
 	unsigned long f = spin_lock_irqsave(&pool_lock);
 	for (int k = 0; k < nregions; k++) {
 		struct region *r = &regions[k];
-		for (uint64_t first = 0; first + n <= r->nframes; first++) {
+		uint64_t skip = ((align - r->base % align) % align) / FRAME_SIZE;
+		uint64_t step = align / FRAME_SIZE;
+		for (uint64_t first = skip; first + n <= r->nframes; first += step) {
 			if (!pool_run_free(r, first, n))
 				continue;
-			for (uint64_t i = first; i < first + n; i++) {
-				pool_bits(r)[i / 64] &= ~(1ULL << (i % 64));
-				__atomic_fetch_and(&free_bits(r)[i / 64], ~(1ULL << (i % 64)),
-						   __ATOMIC_ACQ_REL);
-			}
-			pool_count -= n;
+			pool_claim(r, first, n);
 			spin_unlock_irqrestore(&pool_lock, f);
 			*pa = r->base + first * FRAME_SIZE;
 			memset(phys_to_virt(*pa), 0, (size_t)(n * FRAME_SIZE));
@@ -252,6 +263,18 @@ int frame_alloc_run(uint64_t n, paddr_t *pa)
 	}
 	spin_unlock_irqrestore(&pool_lock, f);
 	return -E_NOMEM;
+}
+
+int frame_alloc_run(uint64_t n, paddr_t *pa)
+{
+	return alloc_run(n, FRAME_SIZE, pa);
+}
+
+int frame_alloc_run_aligned(uint64_t n, paddr_t *pa)
+{
+	if (n & (n - 1))
+		return -E_INVAL;
+	return alloc_run(n, n * FRAME_SIZE, pa);
 }
 
 uint64_t frame_free_count(void)

@@ -66,6 +66,13 @@ int frame_alloc(unsigned flags, paddr_t *pa);
 int frame_alloc_run(uint64_t n, paddr_t *pa);
 
 /*
+ * frame_alloc_run for a run whose first frame's physical address is a
+ * multiple of n frames (n a power of two): what a huge leaf of that size
+ * needs. Same results; the scan looks at aligned runs only.
+ */
+int frame_alloc_run_aligned(uint64_t n, paddr_t *pa);
+
+/*
  * Return a frame. Returns 0, or -E_INVAL if pa is not frame aligned, not a
  * frame this allocator manages, or already free (double free); in those
  * cases nothing changes. Any context.

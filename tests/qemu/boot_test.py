@@ -8,6 +8,7 @@ other than the one expected, or (--expect-bench) no well-formed bench line.
 import argparse
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -51,6 +52,22 @@ def bench_line_error(lines, spec):
     return "no JSON line with \"bench\":\"%s\"" % name
 
 
+RESTORE_RE = re.compile(r"^restore: (\d+) pages, (\d+) faults, ")
+
+
+def restore_ratio_error(lines, least):
+    """None if the last `restore:` line names at least `least` pages per
+    fault; else why not."""
+    found = [m for m in (RESTORE_RE.match(ln) for ln in lines) if m]
+    if not found:
+        return "no 'restore: P pages, F faults, ...' line"
+    pages, faults = int(found[-1].group(1)), int(found[-1].group(2))
+    if faults == 0 or pages / faults < least:
+        return "restore: %d pages in %d faults, want at least %g pages a fault" % (
+            pages, faults, least)
+    return None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     pq.add_boot_args(p)
@@ -74,6 +91,9 @@ def main():
     p.add_argument("--expect-bench", action="append", default=[], metavar="NAME[:KEY,...]",
                    help="some line is a bench JSON object for NAME with the standard "
                    "fields and these KEYs")
+    p.add_argument("--restore-min-ratio", type=float, metavar="R",
+                   help="the last `restore:` line (restoredemo) names at least R pages "
+                   "per fault")
     p.add_argument("extra", nargs="*")
     opts = p.parse_args()
 
@@ -116,6 +136,10 @@ def main():
     for want_line in opts.expect_line:
         if not any(want_line in ln for ln in run.lines):
             errors.append("no line contains %r" % want_line)
+    if opts.restore_min_ratio is not None:
+        why = restore_ratio_error(run.lines, opts.restore_min_ratio)
+        if why:
+            errors.append(why)
     for spec in opts.expect_bench:
         why = bench_line_error(run.lines, spec)
         if why:

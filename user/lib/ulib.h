@@ -94,6 +94,13 @@ static inline long region_txn(long s, uint64_t lo, uint64_t hi, struct region_op
 { return sc6(SYS_REGION_TXN, s, (long)lo, (long)hi, (long)ops, n, 0); }
 static inline long region_bitmap(long s, uint64_t lo, uint64_t hi, uint64_t *buf, long flags)
 { return sc6(SYS_REGION_BITMAP, s, (long)lo, (long)hi, (long)buf, flags, 0); }
+/* SYS_REGION_SUPPLY: move n mapped pages at sva of our own space (region
+ * cap src) to dva of dst's, no copy (patina/cap.h). */
+static inline long region_supply(long dst, uint64_t dva, long src, uint64_t sva, long n, unsigned prot)
+{ return sc6(SYS_REGION_SUPPLY, dst, (long)dva, src, (long)sva, n, prot); }
+/* SYS_REGION_ALLOC_CONTIG: 2^order contiguous frames mapped at va of our own space. */
+static inline long region_alloc_contig(long s, uint64_t va, unsigned order, unsigned prot)
+{ return sc6(SYS_REGION_ALLOC_CONTIG, s, (long)va, order, prot, 0, 0); }
 static inline long dbg(long op, uint64_t a, uint64_t b)
 { return sc6(SYS_DEBUG, SLOT_KERNEL, op, (long)a, (long)b, 0, 0); }
 static inline long self_hart(void) { return sc0(SYS_THREAD_SELF_HART); }

@@ -121,6 +121,15 @@ long pager_supply(struct pager_client *c, uint64_t off, const void *src, unsigne
 	return r;
 }
 
+long pager_supply_range(struct pager_client *c, uint64_t off, uint64_t src_va, unsigned npages,
+			unsigned prot)
+{
+	uint64_t len = (uint64_t)npages * PG;
+	if ((off & (PG - 1)) || off >= c->len || !npages || len > c->len - off)
+		return -E_RANGE;
+	return region_supply(c->region, c->base + off, SLOT_SELF_AS, src_va, npages, prot);
+}
+
 long pager_init(struct pager *pg, const struct pager_ops *ops, void *data)
 {
 	memset(pg, 0, sizeof *pg);

@@ -129,6 +129,16 @@ long pager_zero(struct pager_client *c, uint64_t off, uint64_t len, unsigned pro
 long pager_unmap(struct pager_client *c, uint64_t off, uint64_t len);
 long pager_protect(struct pager_client *c, uint64_t off, uint64_t len, unsigned prot);
 long pager_query(struct pager_client *c, uint64_t off, struct region_op *out);
+/* Move npages (1..SUPPLY_MAX_PAGES) pages mapped at src_va of our own
+ * space into c's range at off, no copy: our pages become invalid, the
+ * client's map the same frames with prot (their quota charge moves to
+ * the client). Each of our pages must be a 4 KiB mapping whose frame only
+ * it holds (-E_BUSY), each of the client's pages not mapped (-E_EXIST);
+ * all or nothing. 512 contiguous frames from region_alloc_contig at a
+ * 2 MiB-aligned client page become one 2 MiB leaf. Pages supplied beyond
+ * the faulting one are read-ahead: their first touches do not fault. */
+long pager_supply_range(struct pager_client *c, uint64_t off, uint64_t src_va, unsigned npages,
+			unsigned prot);
 /* Up to REGION_MAX_OPS region ops on c's range as one transaction (one
  * TLB shootdown for all its downgrades): each op's va is an offset in the
  * range, as in the helpers above, and reads so again after the call, with

@@ -677,7 +677,7 @@ int mm_evict_charge(char *why)
 	int ours = 0;
 	why[0] = 0;
 	settled_counters(&before);
-	CK(child_start(&ch, -1, 64) == 0, "child start");
+	CK(child_start(&ch, -1, 128) == 0, "child start");   /* room for selftest.elf itself */
 	/* Two pages: the one left keeps the child's PT pages in use, so
 	 * usage moves by the evicted frame alone. */
 	struct region_op mk = { .op = ROP_MARK, .prot = PROT_R | PROT_W, .va = XV, .len = 2 * PG };

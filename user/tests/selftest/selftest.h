@@ -59,6 +59,11 @@ int sec_prio_mcp(char *why);
 int sec_ep_death_reply(char *why);
 /* Region transactions apply every op or none (txn_tests.c). */
 int txn_map_exist(char *why);
+int txn_supply_move(char *why);
+int txn_supply_refused(char *why);
+int txn_supply_bad(char *why);
+int txn_supply_huge(char *why);
+int txn_supply_charge(char *why);
 int txn_map(char *why);
 int txn_mark(char *why);
 int txn_unmap(char *why);

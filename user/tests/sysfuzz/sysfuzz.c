@@ -386,6 +386,17 @@ static void worker_fn(void *a)
 			a3 = (long)ops;
 			a4 = n;
 		}
+		if (nr == SYS_REGION_SUPPLY && rnd(&s) % 2) {
+			/* A plausible supply inside the scratch window: pages
+			 * other workers map, unmap and supply meanwhile. */
+			long n = 1 + (long)(rnd(&s) % 16);
+			a0 = slot_scratch;
+			a1 = (long)(SCRATCH + (rnd(&s) % 192) * 4096);
+			a2 = slot_scratch;
+			a3 = (long)(SCRATCH + (rnd(&s) % 192) * 4096);
+			a4 = n;
+			a5 = (long)(1 + rnd(&s) % 7);
+		}
 		if (nr == SYS_PUTS) {
 			/* We hold no console cap; the buffer is one that must fail
 			 * or print nothing anyway. */
