@@ -17,6 +17,7 @@
  * way out of it into other kernel code (the slow path, a killed partner,
  * a partner to requeue, lock-check builds) sets stvec = trap_vector
  * first. */
+#include "gpr_save.h"
 #define UF_KTP 288
 #define THREAD_UF 184      /* offsetof(struct thread, uf): checked in ipc_fast.c */
 #define THREAD_ON_CPU 120  /* offsetof(struct thread, on_cpu): checked in ipc_fast.c */
@@ -31,36 +32,7 @@ user_vector:
 	/* sp = our frame, sscratch = the user's sp; a0..a7 stay the user's
 	 * for the fast path. */
 	csrrw	sp, sscratch, sp
-	sd	x1, 8(sp)
-	sd	x3, 24(sp)
-	sd	x4, 32(sp)
-	sd	x5, 40(sp)
-	sd	x6, 48(sp)
-	sd	x7, 56(sp)
-	sd	x8, 64(sp)
-	sd	x9, 72(sp)
-	sd	x10, 80(sp)
-	sd	x11, 88(sp)
-	sd	x12, 96(sp)
-	sd	x13, 104(sp)
-	sd	x14, 112(sp)
-	sd	x15, 120(sp)
-	sd	x16, 128(sp)
-	sd	x17, 136(sp)
-	sd	x18, 144(sp)
-	sd	x19, 152(sp)
-	sd	x20, 160(sp)
-	sd	x21, 168(sp)
-	sd	x22, 176(sp)
-	sd	x23, 184(sp)
-	sd	x24, 192(sp)
-	sd	x25, 200(sp)
-	sd	x26, 208(sp)
-	sd	x27, 216(sp)
-	sd	x28, 224(sp)
-	sd	x29, 232(sp)
-	sd	x30, 240(sp)
-	sd	x31, 248(sp)
+	SAVE_GPRS_BUT_SP
 	csrr	t0, sscratch
 	sd	t0, 16(sp)
 	ld	tp, UF_KTP(sp)
