@@ -47,6 +47,15 @@ static int evict(struct txn *x, long i, struct mm_cursor *c, uint64_t *pa, unsig
 	return 0;
 }
 
+/* A mark op; kind is TXN_MARK_KIND of its case's constant, so the
+ * status folds to what that case needs (the map path's cost). */
+static inline int mark(struct mm_cursor *c, const struct region_op *op, unsigned kind)
+{
+	struct mm_status st;
+	txn_mark_status(op, kind, &st);
+	return err_from_mm(mm_mark(c, op->va, op->len, &st));
+}
+
 /* Op i, planned, under the cursor: 0, or -E_* where the plan cannot
  * vouch for it (protocol vma out of memory). *code: it mapped code. */
 static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted,
@@ -54,7 +63,6 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 {
 	struct region_op *op = &x->ops[i];
 	struct mm_info info;
-	struct mm_status st = { 0 };
 	int r = 0;
 	switch (op->op) {
 	case ROP_QUERY:
@@ -67,22 +75,27 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 		break;
 	case ROP_MAP:
 		r = err_from_mm(mm_map(c, op->va, x->frame_pa[i], 1, prot_to_mm(op->prot),
-				       ((op->prot & PROT_COW) ? MM_MAP_COW : 0) | x->limits[i]));
+				       txn_map_flags(x, i)));
 		if (!r) {
 			x->frame_pa[i] = 0;    /* the mapping owns the reference now */
 			x->counted[i] = 0;     /* and the map count is its */
 			*code |= (op->prot & PROT_X) != 0;
 		}
 		break;
+	case ROP_MARK:
+		r = mark(c, op, TXN_MARK_KIND(ROP_MARK));
+		break;
+	case ROP_MARK_INVALID:
+		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_INVALID));
+		break;
 	case ROP_MARK_PAGER:
+		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_PAGER));
+		break;
 	case ROP_MARK_SWAPPED:
-		st.kind = op->op == ROP_MARK_PAGER ? MM_PAGER : MM_SWAPPED;
-		st.prot = (uint8_t)(op->prot ? prot_to_mm(op->prot) & ~MM_PROT_U : 0);
-		st.arg = (uint64_t)op->arg;
-		r = err_from_mm(mm_mark(c, op->va, op->len, &st));
+		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_SWAPPED));
 		break;
 	case ROP_PROTECT:
-		r = err_from_mm(mm_protect(c, op->va, op->len, prot_to_mm(op->prot) & ~MM_PROT_U));
+		r = err_from_mm(mm_protect(c, op->va, op->len, txn_page_prot(op->prot)));
 		*code |= !r && (op->prot & PROT_X);
 		break;
 	case ROP_EVICT:
@@ -94,15 +107,6 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 			op->out_prot = dirty ? QF_DIRTY : 0;
 		break;
 	}
-	case ROP_MARK:
-		st.kind = MM_RESERVED;
-		st.prot = (uint8_t)(prot_to_mm(op->prot) & ~MM_PROT_U);
-		r = err_from_mm(mm_mark(c, op->va, op->len, &st));
-		break;
-	case ROP_MARK_INVALID:
-		st.kind = MM_INVALID;
-		r = err_from_mm(mm_mark(c, op->va, op->len, &st));
-		break;
 	case ROP_UNMAP:
 		r = err_from_mm(mm_unmap(c, op->va, op->len));
 		break;

@@ -79,4 +79,29 @@ static inline uint64_t level_span(unsigned level)
 	return PAGE_SIZE << (9 * (level - 1));
 }
 
+/* What op i gives the mm core, one definition for the plan's dry runs
+ * and the perform: a MAP's MM_MAP_* flags, the R/W/X (no U) an op grants
+ * a page, and the status a MARK, MARK_INVALID, MARK_PAGER or
+ * MARK_SWAPPED leaves (a MARK_SWAPPED with no prot keeps none). The
+ * kind is the caller's constant, so each case folds to what it needs. */
+static inline unsigned txn_map_flags(const struct txn *x, long i)
+{
+	return ((x->ops[i].prot & PROT_COW) ? MM_MAP_COW : 0) | x->limits[i];
+}
+static inline unsigned txn_page_prot(uint32_t prot)
+{
+	return prot_to_mm(prot) & ~MM_PROT_U;
+}
+static inline void txn_mark_status(const struct region_op *op, unsigned kind,
+				   struct mm_status *st)
+{
+	st->kind = (uint8_t)kind;
+	st->prot = (uint8_t)(kind != MM_INVALID && op->prot ? txn_page_prot(op->prot) : 0);
+	st->dev = 0;
+	st->arg = kind == MM_PAGER || kind == MM_SWAPPED ? (uint64_t)op->arg : 0;
+}
+/* The mm status kind a mark op leaves (op is one of the four). */
+#define TXN_MARK_KIND(opc) ((opc) == ROP_MARK ? MM_RESERVED : (opc) == ROP_MARK_PAGER ? MM_PAGER : \
+			    (opc) == ROP_MARK_SWAPPED ? MM_SWAPPED : MM_INVALID)
+
 #endif

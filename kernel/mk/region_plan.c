@@ -115,31 +115,23 @@ static int evict_check(struct txn *x, struct mm_cursor *c, long k)
 static int dry_run(struct txn *x, struct mm_cursor *c, long k, unsigned *need)
 {
 	const struct region_op *op = &x->ops[k];
-	struct mm_status st = { 0 };
+	struct mm_status st;
 	*need = 0;
 	switch (op->op) {
 	case ROP_MAP:
 		return err_from_mm(mm_map_need(c, op->va, x->frame_pa[k], 1, prot_to_mm(op->prot),
-					       ((op->prot & PROT_COW) ? MM_MAP_COW : 0) | x->limits[k],
-					       need));
+					       txn_map_flags(x, k), need));
+	case ROP_MARK:
+	case ROP_MARK_INVALID:
 	case ROP_MARK_PAGER:
 	case ROP_MARK_SWAPPED:
-		st.kind = op->op == ROP_MARK_PAGER ? MM_PAGER : MM_SWAPPED;
-		st.prot = (uint8_t)(op->prot ? prot_to_mm(op->prot) & ~MM_PROT_U : 0);
-		st.arg = (uint64_t)op->arg;
-		return err_from_mm(mm_mark_need(c, op->va, op->len, &st, need));
-	case ROP_MARK:
-		st.kind = MM_RESERVED;
-		st.prot = (uint8_t)(prot_to_mm(op->prot) & ~MM_PROT_U);
-		return err_from_mm(mm_mark_need(c, op->va, op->len, &st, need));
-	case ROP_MARK_INVALID:
-		st.kind = MM_INVALID;
+		txn_mark_status(op, TXN_MARK_KIND(op->op), &st);
 		return err_from_mm(mm_mark_need(c, op->va, op->len, &st, need));
 	case ROP_UNMAP:
 		return err_from_mm(mm_unmap_need(c, op->va, op->len, need));
 	case ROP_PROTECT:
-		return err_from_mm(mm_protect_need(c, op->va, op->len,
-						   prot_to_mm(op->prot) & ~MM_PROT_U, need));
+		return err_from_mm(mm_protect_need(c, op->va, op->len, txn_page_prot(op->prot),
+						   need));
 	case ROP_EVICT:
 		return err_from_mm(mm_take_need(c, op->va, need));
 	case ROP_CLEAN:     /* the tables of the dirty huge leaves it cuts */

@@ -92,18 +92,24 @@ static void frame_return(const struct mm_platform *p, uint64_t pa)
 		p->pt_free(pa);
 }
 
+/* Take a frame off the transaction's reservation (c->txn_frames > 0),
+ * zeroed again: its first word held the link. */
+static uint64_t txn_pop(struct mm_cursor *c)
+{
+	uint64_t pa = c->txn_list;
+	uint64_t *w = (uint64_t *)c->as->plat->phys_to_virt(pa);
+	c->txn_list = w[0];
+	w[0] = 0;
+	c->txn_frames--;
+	return pa;
+}
+
 /* Move frames (and as many of their charges) from the transaction's
  * reservation into the operation's, up to n in all. */
 static void resv_from_txn(struct mm_cursor *c, unsigned n)
 {
-	const struct mm_platform *p = c->as->plat;
 	while (c->nr_resv < n && c->txn_frames) {
-		uint64_t pa = c->txn_list;
-		uint64_t *w = (uint64_t *)p->phys_to_virt(pa);
-		c->txn_list = w[0];
-		w[0] = 0;                 /* the frame is zeroed again */
-		c->txn_frames--;
-		c->resv[c->nr_resv++] = pa;
+		c->resv[c->nr_resv++] = txn_pop(c);
 		if (c->txn_charged) {
 			c->txn_charged--;
 			c->nr_charged++;
@@ -236,14 +242,8 @@ void mm_txn_finish(struct mm_cursor *c)
 		if (!c->as->proto->vma)
 			mm_prune(c);
 	}
-	while (c->txn_frames) {
-		uint64_t pa = c->txn_list;
-		uint64_t *w = (uint64_t *)p->phys_to_virt(pa);
-		c->txn_list = w[0];
-		w[0] = 0;                 /* pooled frames are zeroed */
-		c->txn_frames--;
-		frame_return(p, pa);
-	}
+	while (c->txn_frames)
+		frame_return(p, txn_pop(c));
 	if (c->txn_charged && p->frames_uncharge)
 		p->frames_uncharge(c->as, c->txn_charged);
 	c->txn_charged = 0;
