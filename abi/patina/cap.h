@@ -14,6 +14,9 @@ enum cap_type {
 	CAP_REGION,     /* address space + [lo, hi) + rights */
 	CAP_KERNEL,     /* boot authority (init only): spawn from modules, debug; never leaves its task */
 	CAP_CONSOLE,    /* the console: write (puts) and read (getc) */
+	CAP_MMIO,       /* a device's register window (patina/device.h): map it, and with R_DMA
+	                 * learn the physical address of frames for the device's DMA */
+	CAP_IRQ,        /* one interrupt line of a device (patina/device.h): bind, acknowledge */
 	CAP_NTYPES
 };
 
@@ -23,7 +26,8 @@ enum cap_type {
  * the range may be given by MAP, MARK or PROTECT. Task/thread: CONTROL. Console: WRITE
  * (puts), READ (getc). Kernel: CONTROL (spawn from a boot module), READ
  * (debug queries: counters, harts, command line), WRITE (run in-kernel
- * tests and commands). Reply caps carry no rights and cannot be copied,
+ * tests and commands). MMIO: READ/WRITE (what a mapping of the window may
+ * get), DMA (SYS_DMA_ADDR). IRQ: CONTROL (bind, acknowledge). Reply caps carry no rights and cannot be copied,
  * minted or transferred; kernel caps can be copied and minted inside their
  * task but never transferred (IPC, spawn). */
 #define R_READ    0x01u
@@ -39,7 +43,8 @@ enum cap_type {
 #define R_PROTECT 0x400u  /* region: ROP_PROTECT, ROP_AGE, ROP_CLEAN */
 #define R_EXEC    0x800u  /* region: pages may be made executable (with R_READ/R_WRITE: readable/writable) */
 #define R_SHARE   0x1000u /* frame: may be mapped while it is mapped elsewhere */
-#define R_ALL     0x1fffu
+#define R_DMA     0x2000u /* mmio: SYS_DMA_ADDR (physical addresses of frames, for the device) */
+#define R_ALL     0x3fffu
 
 struct cap_info {
 	uint32_t type;
@@ -81,7 +86,9 @@ struct cap_info {
 /* Region transaction: one syscall carries a list of these. */
 enum region_opcode {
 	ROP_QUERY = 1,   /* va: result kind in out_kind, prot in out_prot */
-	ROP_MAP,         /* va, arg = frame slot, prot (PROT_*): map the frame */
+	ROP_MAP,         /* va, arg = frame slot, prot (PROT_*): map the frame; arg = an MMIO cap:
+	                  * map len bytes (0: all) of its window from its start as device
+	                  * memory (patina/device.h) */
 	ROP_MARK,        /* va, len, prot: mark reserved (anonymous memory, filled on fault) */
 	ROP_UNMAP,       /* va, len */
 	ROP_MARK_INVALID,/* va, len: back to nothing */

@@ -78,6 +78,11 @@ enum patina_sys {
 	SYS_REGION_ALLOC_CONTIG, /* (region over the caller's own space, va, order, prot): 2^order
 	                        * (0..9) physically contiguous zeroed frames aligned to their
 	                        * size, charged to the caller, mapped 4 KiB each at va */
+	SYS_DEVICE_INFO,       /* (kernel, index, struct device_info *): patina/device.h */
+	SYS_DEVICE_CAPS,       /* (kernel, index, mmio dst, irq dst): patina/device.h */
+	SYS_IRQ_BIND,          /* (irq, endpoint or SLOT_NONE): patina/device.h */
+	SYS_IRQ_ACK,           /* (irq): patina/device.h */
+	SYS_DMA_ADDR,          /* (mmio with R_DMA, frame) -> physical address: patina/device.h */
 	SYS_COUNT
 };
 
