@@ -34,7 +34,11 @@ static const char *const not_devices[] = { "cpus", "reserved-memory", "chosen", 
 
 struct scan {
 	const void *blob;
+	const struct boot_info *bi;   /* the memory no window may overlap */
 	int console;               /* the node /chosen's stdout-path names, or -1 */
+	struct kdevice *out;       /* the table: n of max filled */
+	unsigned n, max;
+	bool map;                  /* map DEVF_RESET windows for the kernel */
 };
 
 /* The node /chosen's stdout-path names (a path or an alias, options after
@@ -80,7 +84,7 @@ static void add_device(struct scan *s, const struct dt_dev *d, const char *compa
 		       (unsigned long)d->base);
 		return;
 	}
-	if (ndevs == DEVICES_MAX) {
+	if (s->n == s->max) {
 		printk("devices: table full, %s at %lx left out\n", compat, (unsigned long)d->base);
 		return;
 	}
@@ -88,15 +92,15 @@ static void add_device(struct scan *s, const struct dt_dev *d, const char *compa
 	paddr_t hi = (d->base + d->size + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	/* A window over RAM would hand out frames the allocator also gives
 	 * away, and make device_pa call frames device pages. */
-	for (int i = 0; i < boot_info.nmem; i++) {
-		const struct phys_range *m = &boot_info.mem[i];
+	for (int i = 0; i < s->bi->nmem; i++) {
+		const struct phys_range *m = &s->bi->mem[i];
 		if (lo < m->base + m->size && m->base < hi) {
 			printk("devices: %s at %lx overlaps memory, left out\n", compat,
 			       (unsigned long)d->base);
 			return;
 		}
 	}
-	struct kdevice *k = &devs[ndevs];
+	struct kdevice *k = &s->out[s->n];
 	memset(k, 0, sizeof *k);
 	strlcpy(k->info.compatible, compat, sizeof k->info.compatible);
 	k->info.base = lo;
@@ -107,7 +111,9 @@ static void add_device(struct scan *s, const struct dt_dev *d, const char *compa
 	k->node = d->node;
 	if (dt_is_compatible(s->blob, d->node, "virtio,mmio")) {
 		void *va;
-		if (kmap_mmio(lo, PAGE_SIZE, &va) == 0) {
+		if (!s->map) {
+			k->info.flags |= DEVF_RESET;
+		} else if (kmap_mmio(lo, PAGE_SIZE, &va) == 0) {
 			k->regs = va;
 			k->info.flags |= DEVF_RESET;
 		} else {
@@ -115,11 +121,7 @@ static void add_device(struct scan *s, const struct dt_dev *d, const char *compa
 			       (unsigned long)lo);
 		}
 	}
-	if (lo < span_lo)
-		span_lo = lo;
-	if (hi > span_hi)
-		span_hi = hi;
-	ndevs++;
+	s->n++;
 }
 
 /* dt_walk's callback: skip what is not a device or is the kernel's. */
@@ -147,12 +149,25 @@ static int scan_node(void *ctx, const struct dt_dev *d, int depth, bool has_reg)
 	return 0;
 }
 
+unsigned devices_scan(const void *blob, const struct boot_info *bi, struct kdevice *out,
+			unsigned max, bool map)
+{
+	struct scan s = { .blob = blob, .bi = bi, .console = console_node(blob), .out = out,
+			  .max = max, .map = map };
+	if (dt_walk(blob, scan_node, &s))
+		printk("devices: the device tree walk stopped early; %u devices\n", s.n);
+	return s.n;
+}
+
 unsigned devices_init(const void *blob)
 {
-	struct scan s = { .blob = blob, .console = console_node(blob) };
-	ndevs = 0;
-	if (dt_walk(blob, scan_node, &s))
-		printk("devices: the device tree walk stopped early; %u devices\n", ndevs);
+	ndevs = devices_scan(blob, &boot_info, devs, DEVICES_MAX, true);
+	for (unsigned i = 0; i < ndevs; i++) {
+		if (devs[i].info.base < span_lo)
+			span_lo = devs[i].info.base;
+		if (devs[i].info.base + devs[i].info.size > span_hi)
+			span_hi = devs[i].info.base + devs[i].info.size;
+	}
 	return ndevs;
 }
 

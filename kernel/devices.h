@@ -28,6 +28,16 @@ struct kdevice {
  * mapped for the kernel loses the flag. Returns the number of devices. */
 unsigned devices_init(const void *blob);
 
+struct boot_info;
+
+/* The walk behind devices_init, into out[0..max): the number of devices
+ * found (those past max are left out). map: map each DEVF_RESET device's
+ * first page for the kernel (regs; without a mapping the flag is dropped),
+ * or not (a test on a made-up tree: the flag is set, regs stays NULL).
+ * Changes nothing but out (and, with map, the kernel's MMIO window). */
+unsigned devices_scan(const void *blob, const struct boot_info *bi, struct kdevice *out,
+		      unsigned max, bool map);
+
 /* How many devices there are; device i for i below that, else NULL. */
 unsigned devices_count(void);
 const struct kdevice *device_at(unsigned i);

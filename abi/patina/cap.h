@@ -27,7 +27,9 @@ enum cap_type {
  * (puts), READ (getc). Kernel: CONTROL (spawn from a boot module), READ
  * (debug queries: counters, harts, command line), WRITE (run in-kernel
  * tests and commands). MMIO: READ/WRITE (what a mapping of the window may
- * get), DMA (SYS_DMA_ADDR). IRQ: CONTROL (bind, acknowledge). Reply caps carry no rights and cannot be copied,
+ * get), DMA (SYS_DMA_ADDR). IRQ: CONTROL (bind, acknowledge). MMIO and
+ * IRQ: GRANT (the cap may leave its task: IPC transfer, spawn's give).
+ * Reply caps carry no rights and cannot be copied,
  * minted or transferred; kernel caps can be copied and minted inside their
  * task but never transferred (IPC, spawn). */
 #define R_READ    0x01u
@@ -50,8 +52,9 @@ struct cap_info {
 	uint32_t type;
 	uint32_t rights;
 	uint64_t badge;       /* endpoint: badge; task: the task's CSpace extent (below) */
-	uint64_t lo, hi;      /* region: range; task: frames in use (data + PT pages, CSpace
-	                       * chunks), frame quota */
+	uint64_t lo, hi;      /* region: range; mmio: the register window (physical);
+	                       * irq: lo the line; task: frames in use (data + PT pages,
+	                       * CSpace chunks), frame quota */
 	uint64_t objects;     /* task: the object quota it has left to use or carve, as a
 	                       * QUOTA() word (threads, endpoints, tasks; each at most 255) */
 };

@@ -27,6 +27,12 @@ int given_cap_type(void);
 uint64_t ticks_per_sec(void);
 long txn_one(long region, uint32_t op, uint32_t prot, uint64_t va, int64_t arg,
 	     struct region_op *out);
+/* The permissions and QF_* flags a query of va in region reports (~0 if
+ * the query failed), its kind in *kind (may be NULL). */
+uint64_t page_prot(long region, uint64_t va, uint64_t *kind);
+/* An empty child task (SYS_TASK_CREATE: 64 frames, 1 thread) and a region
+ * cap over its whole user range, in fresh slots: 0 or -1. */
+int empty_child(long *task, long *region);
 
 /* pgroles.c: the fault-endpoint test roles (selftest pg_*, pagerkill). */
 enum { ROLE_PG_CLIENT = 96, ROLE_PG_PAGER };

@@ -41,3 +41,24 @@ int given_cap_type(void)
 	}
 	return 0;
 }
+
+uint64_t page_prot(long region, uint64_t va, uint64_t *kind)
+{
+	struct region_op q;
+	if (txn_one(region, ROP_QUERY, 0, va, 0, &q) != 0)
+		return ~0ul;
+	if (kind)
+		*kind = q.out_kind;
+	return q.out_prot;
+}
+
+int empty_child(long *task, long *region)
+{
+	*task = slot_alloc();
+	*region = slot_alloc();
+	if (*task < 0 || *region < 0)
+		return -1;
+	if (sc3(SYS_TASK_CREATE, SLOT_SELF_TASK, *task, QUOTA(64, 1, 0, 0)) != 0)
+		return -1;
+	return task_region(*task, *region) == 0 ? 0 : -1;
+}

@@ -74,21 +74,12 @@ static long map_dev(long region, long mmio, uint64_t va, uint64_t len, uint32_t 
 	return r < 0 ? r : (r == 1 ? 0 : op.result);
 }
 
-static uint64_t query(long region, uint64_t va, uint64_t *kind)
-{
-	struct region_op q;
-	if (txn_one(region, ROP_QUERY, 0, va, 0, &q) != 0)
-		return ~0ul;
-	if (kind)
-		*kind = q.out_kind;
-	return q.out_prot;
-}
-
 static uint32_t rd32(uint64_t va) { return *(volatile uint32_t *)va; }
 
 /* The start of most tests below: the counters as they are, the first
  * virtio-mmio device (*d) and its MMIO cap (and IRQ cap, if irq is not
- * NULL) in fresh slots. 0, or 1 with why filled. */
+ * NULL) in fresh slots. 0; UTEST_SKIP with why filled when the machine
+ * has no virtio-mmio device (no slot taken); or 1 with why filled. */
 static int virtio_caps(struct kcounters *before, struct device_info *d, long *mm, long *irq,
 		       char *why)
 {
@@ -96,8 +87,8 @@ static int virtio_caps(struct kcounters *before, struct device_info *d, long *mm
 	settled_counters(before);
 	long v = find_device("virtio,mmio", d);
 	if (v < 0) {
-		snprintf(why, 160, "no virtio-mmio device");
-		return 1;
+		snprintf(why, 160, "the machine has no virtio-mmio device");
+		return UTEST_SKIP;
 	}
 	long r = caps_of(v, mm, irq);
 	if (r)
@@ -124,8 +115,10 @@ int dev_list(char *why)
 			CK(d.irq != 0, "virtio-mmio device %ld without an interrupt", n);
 		}
 	}
-	CK(n > 0, "no device listed");
-	CK(virtio > 0, "QEMU virt's virtio-mmio slots are not listed");
+	if (!virtio) {
+		snprintf(why, 160, "the machine has no virtio-mmio device (%ld devices listed)", n);
+		return UTEST_SKIP;
+	}
 	long r = dev_info(n, &d);
 	CK(r == -E_NOENT, "the index past the last: %ld", r);
 	r = dev_info(-1, &d);
@@ -146,7 +139,10 @@ int dev_caps_all_or_nothing(char *why)
 	why[0] = 0;
 	settled_counters(&before);
 	long v = find_device("virtio,mmio", &d);
-	CK(v >= 0, "no virtio-mmio device");
+	if (v < 0) {
+		snprintf(why, 160, "the machine has no virtio-mmio device");
+		return UTEST_SKIP;
+	}
 	mm = slot_alloc();
 	irq = slot_alloc();
 	taken = slot_alloc();
@@ -215,17 +211,20 @@ int dev_map_mmio(char *why)
 	struct kcounters before, mapped, after;
 	struct device_info d;
 	long mm = -1, anon = -1;
-	if (virtio_caps(&before, &d, &mm, NULL, why))
+	int vc = virtio_caps(&before, &d, &mm, NULL, why);
+	if (vc == UTEST_SKIP)
+		return vc;
+	if (vc)
 		goto out;
 	/* A page beside the device's keeps the leaf table through the unmap,
 	 * so a frame count that moves could only be the device page's. */
 	CK(pg_map_frame_with(DV_ANON, 0, 1, &anon) == 0, "map a frame beside");
 	CK(map_dev(SLOT_SELF_AS, mm, DV_VA, 0, PROT_R | PROT_W) == 0, "map the window");
 	CK(rd32(DV_VA) == VIRTIO_MAGIC, "magic reads %x", rd32(DV_VA));
-	uint64_t kind = 0, p = query(SLOT_SELF_AS, DV_VA, &kind);
+	uint64_t kind = 0, p = page_prot(SLOT_SELF_AS, DV_VA, &kind);
 	CK(kind == RK_MAPPED && (p & 7) == (PROT_R | PROT_W) && (p & QF_DEVICE) && (p & QF_NOSHARE) &&
 	   !(p & QF_NOWRITE), "query of the device page: kind %lu prot %lx", kind, p);
-	p = query(SLOT_SELF_AS, DV_ANON, NULL);
+	p = page_prot(SLOT_SELF_AS, DV_ANON, NULL);
 	CK(!(p & QF_DEVICE), "a frame's page reports QF_DEVICE (%lx)", p);
 	settled_counters(&mapped);
 	long r = txn_one(SLOT_SELF_AS, ROP_UNMAP, 0, DV_VA, 0, NULL);
@@ -243,7 +242,7 @@ int dev_map_mmio(char *why)
 	};
 	r = region_txn(SLOT_SELF_AS, DV_VA, DV_ANON + DV_PG, two, 2);
 	CK(r == -E_EXIST && two[1].result == -E_EXIST, "device page over a frame: %ld", r);
-	CK(!(query(SLOT_SELF_AS, DV_ANON, NULL) & QF_DEVICE), "the frame was replaced");
+	CK(!(page_prot(SLOT_SELF_AS, DV_ANON, NULL) & QF_DEVICE), "the frame was replaced");
 	/* A device page and anonymous memory in one transaction: both land. */
 	txn_one(SLOT_SELF_AS, ROP_UNMAP, 0, DV_ANON, 0, NULL);
 	struct region_op both[2] = {
@@ -266,7 +265,10 @@ int dev_map_refused(char *why)
 	struct kcounters before;
 	struct device_info d;
 	long mm = -1, irq = -1, ro = -1, sub = -1, f = -1;
-	if (virtio_caps(&before, &d, &mm, &irq, why))
+	int vc = virtio_caps(&before, &d, &mm, &irq, why);
+	if (vc == UTEST_SKIP)
+		return vc;
+	if (vc)
 		goto out;
 	long r = map_dev(SLOT_SELF_AS, mm, DV_VA, d.size + DV_PG, PROT_R);
 	CK(r == -E_RANGE, "a mapping beyond the window: %ld", r);
@@ -278,20 +280,20 @@ int dev_map_refused(char *why)
 	CK(r == -E_INVAL, "a copy-on-write device mapping: %ld", r);
 	r = map_dev(SLOT_SELF_AS, irq, DV_VA, 0, PROT_R);
 	CK(r == -E_BADCAP, "a MAP of an IRQ cap: %ld", r);
-	CK((query(SLOT_SELF_AS, DV_VA, NULL) & 7) == 0, "a refused map left a page");
+	CK((page_prot(SLOT_SELF_AS, DV_VA, NULL) & 7) == 0, "a refused map left a page");
 	/* A read-only cap: never writable, now or later. */
 	ro = mint(mm, R_READ, d.base, d.base + d.size);
 	CK(ro >= 0, "mint a read-only MMIO cap");
 	r = map_dev(SLOT_SELF_AS, ro, DV_VA, 0, PROT_R | PROT_W);
 	CK(r == -E_PERM, "a read-only cap mapped writable: %ld", r);
 	CK(map_dev(SLOT_SELF_AS, ro, DV_VA, 0, PROT_R) == 0, "map the read-only cap");
-	uint64_t p = query(SLOT_SELF_AS, DV_VA, NULL);
+	uint64_t p = page_prot(SLOT_SELF_AS, DV_VA, NULL);
 	CK((p & QF_NOWRITE) && (p & QF_DEVICE), "read-only device page reports %lx", p);
 	r = txn_one(SLOT_SELF_AS, ROP_PROTECT, PROT_R | PROT_W, DV_VA, 0, NULL);
 	CK(r == -E_PERM, "PROTECT of a read-only device page to RW: %ld", r);
 	r = txn_one(SLOT_SELF_AS, ROP_PROTECT, PROT_R | PROT_X, DV_VA, 0, NULL);
 	CK(r == -E_INVAL, "PROTECT of a device page to executable: %ld", r);
-	CK((query(SLOT_SELF_AS, DV_VA, NULL) & 7) == PROT_R, "a refused PROTECT changed the page");
+	CK((page_prot(SLOT_SELF_AS, DV_VA, NULL) & 7) == PROT_R, "a refused PROTECT changed the page");
 	CK(rd32(DV_VA) == VIRTIO_MAGIC, "magic through the read-only cap");
 	/* Minting: fewer rights only, a sub-window only in whole pages. */
 	CK(mint(ro, R_READ | R_WRITE, d.base, d.base + d.size) < 0, "minted R_WRITE back");
@@ -310,8 +312,8 @@ int dev_map_refused(char *why)
 	CK(cap_info(f, &ci) == -E_BADCAP, "EVICT of a device page made a cap");
 	r = region_supply(SLOT_SELF_AS, DV_ANON, SLOT_SELF_AS, DV_VA, 1, PROT_R);
 	CK(r == -E_INVAL, "SUPPLY from a device page: %ld", r);
-	CK(query(SLOT_SELF_AS, DV_VA, NULL) & QF_DEVICE, "a refused SUPPLY moved the device page");
-	CK((query(SLOT_SELF_AS, DV_ANON, NULL) & 7) == 0, "a refused SUPPLY mapped the destination");
+	CK(page_prot(SLOT_SELF_AS, DV_VA, NULL) & QF_DEVICE, "a refused SUPPLY moved the device page");
+	CK((page_prot(SLOT_SELF_AS, DV_ANON, NULL) & 7) == 0, "a refused SUPPLY mapped the destination");
 out:
 	txn_one(SLOT_SELF_AS, ROP_UNMAP, 0, DV_VA, 0, NULL);
 	slot_drop(&mm);
@@ -327,27 +329,27 @@ int dev_clone(char *why)
 	struct kcounters before;
 	struct device_info d;
 	long mm = -1, task = -1, rc = -1;
-	if (virtio_caps(&before, &d, &mm, NULL, why))
+	int vc = virtio_caps(&before, &d, &mm, NULL, why);
+	if (vc == UTEST_SKIP)
+		return vc;
+	if (vc)
 		goto out;
 	CK(map_dev(SLOT_SELF_AS, mm, DV_VA, 0, PROT_R | PROT_W) == 0, "map the window");
 	CK(mem_reserve(DV_ANON, DV_PG) == 0, "reserve beside it");
 	*(volatile uint64_t *)DV_ANON = 0xc0de;
-	task = slot_alloc();
-	rc = slot_alloc();
-	CK(sc3(SYS_TASK_CREATE, SLOT_SELF_TASK, task, QUOTA(64, 1, 0, 0)) == 0 &&
-	   task_region(task, rc) == 0, "child");
+	CK(empty_child(&task, &rc) == 0, "child");
 	struct clone_stats st;
 	long r = sc6(SYS_REGION_CLONE, SLOT_SELF_AS, rc, DV_VA, DV_ANON + DV_PG, (long)&st, 0);
 	CK(r == 0 && st.frames == 1, "clone over a device page: %ld, %lu frames", r, st.frames);
 	uint64_t kind = 9;
-	query(rc, DV_VA, &kind);
+	page_prot(rc, DV_VA, &kind);
 	CK(kind == RK_INVALID, "the child got kind %lu at the device page", kind);
-	query(rc, DV_ANON, &kind);
+	page_prot(rc, DV_ANON, &kind);
 	CK(kind == RK_COW, "the child's anonymous page is kind %lu", kind);
-	uint64_t p = query(SLOT_SELF_AS, DV_VA, &kind);
+	uint64_t p = page_prot(SLOT_SELF_AS, DV_VA, &kind);
 	CK(kind == RK_MAPPED && (p & PROT_W) && (p & QF_DEVICE), "our device page became kind %lu prot %lx",
 	   kind, p);
-	query(SLOT_SELF_AS, DV_ANON, &kind);
+	page_prot(SLOT_SELF_AS, DV_ANON, &kind);
 	CK(kind == RK_COW, "our anonymous page is kind %lu after the clone", kind);
 	CK(rd32(DV_VA) == VIRTIO_MAGIC, "magic after the clone");
 out:
@@ -364,7 +366,10 @@ int dev_dma_addr(char *why)
 	struct kcounters before;
 	struct device_info d;
 	long mm = -1, nodma = -1, f = -1, g = -1, irq = -1;
-	if (virtio_caps(&before, &d, &mm, &irq, why))
+	int vc = virtio_caps(&before, &d, &mm, &irq, why);
+	if (vc == UTEST_SKIP)
+		return vc;
+	if (vc)
 		goto out;
 	f = slot_alloc();
 	g = slot_alloc();
@@ -389,7 +394,7 @@ int dev_dma_addr(char *why)
 	/* The frame is as it was: map it and use it. */
 	CK(txn_one(SLOT_SELF_AS, ROP_MAP, PROT_R | PROT_W, DV_VA, f, NULL) == 0, "map the frame");
 	*(volatile uint64_t *)DV_VA = 0xd3a;
-	CK(*(volatile uint64_t *)DV_VA == 0xd3a && !(query(SLOT_SELF_AS, DV_VA, NULL) & QF_DEVICE),
+	CK(*(volatile uint64_t *)DV_VA == 0xd3a && !(page_prot(SLOT_SELF_AS, DV_VA, NULL) & QF_DEVICE),
 	   "the frame after SYS_DMA_ADDR");
 out:
 	txn_one(SLOT_SELF_AS, ROP_UNMAP, 0, DV_VA, 0, NULL);
@@ -470,7 +475,7 @@ int dev_reset_on_death(char *why)
 	CK(rd32(DV_VA + VIRTIO_STATUS) == 0, "status %u after a driver with R_DMA died",
 	   rd32(DV_VA + VIRTIO_STATUS));
 out:
-	if (mm >= 0 && query(SLOT_SELF_AS, DV_VA, NULL) & QF_DEVICE)
+	if (mm >= 0 && page_prot(SLOT_SELF_AS, DV_VA, NULL) & QF_DEVICE)
 		*(volatile uint32_t *)(DV_VA + VIRTIO_STATUS) = 0;
 	txn_one(SLOT_SELF_AS, ROP_UNMAP, 0, DV_VA, 0, NULL);
 	slot_drop(&mm);

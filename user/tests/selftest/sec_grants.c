@@ -33,29 +33,6 @@ static long mint(long src, unsigned rights)
 	return s;
 }
 
-/* An empty child task and a region cap over its whole user range. */
-static int child_make(long *task, long *region)
-{
-	*task = slot_alloc();
-	*region = slot_alloc();
-	if (*task < 0 || *region < 0)
-		return -1;
-	if (sc3(SYS_TASK_CREATE, SLOT_SELF_TASK, *task, QUOTA(64, 1, 0, 0)) != 0)
-		return -1;
-	return task_region(*task, *region) == 0 ? 0 : -1;
-}
-
-/* The permissions (and QF_* flags) a query of va in region reports. */
-static uint64_t prot_of(long region, uint64_t va, uint64_t *kind)
-{
-	struct region_op q;
-	if (txn1(region, ROP_QUERY, 0, va, 0, &q) != 0)
-		return ~0ul;
-	if (kind)
-		*kind = q.out_kind;
-	return q.out_prot;
-}
-
 int sec_ro_frame_protect(char *why)
 {
 	struct kcounters before;
@@ -73,29 +50,29 @@ int sec_ro_frame_protect(char *why)
 	long r = txn1(SLOT_SELF_AS, ROP_MAP, PROT_R | PROT_W, GR_VA2, ro, NULL);
 	CK(r == -E_PERM, "map a read-only cap writable: %ld", r);
 	CK(txn1(SLOT_SELF_AS, ROP_MAP, PROT_R, GR_VA2, ro, NULL) == 0, "map the read-only cap");
-	uint64_t p = prot_of(SLOT_SELF_AS, GR_VA2, NULL);
+	uint64_t p = page_prot(SLOT_SELF_AS, GR_VA2, NULL);
 	CK((p & 7) == PROT_R && (p & QF_NOWRITE), "grant mapped with prot %lx", p);
 	r = txn1(SLOT_SELF_AS, ROP_PROTECT, PROT_R | PROT_W, GR_VA2, 0, NULL);
 	CK(r == -E_PERM, "PROTECT of a read-only grant to RW: %ld", r);
-	p = prot_of(SLOT_SELF_AS, GR_VA2, NULL);
+	p = page_prot(SLOT_SELF_AS, GR_VA2, NULL);
 	CK((p & 7) == PROT_R && (p & QF_NOWRITE), "a refused PROTECT left prot %lx", p);
 	/* A range PROTECT that takes in the grant is refused whole: the
 	 * owner's page beside it keeps its permissions too. */
 	struct region_op two = { .op = ROP_PROTECT, .prot = PROT_R | PROT_W, .va = GR_VA, .len = 2 * GR_PG };
 	r = region_txn(SLOT_SELF_AS, GR_VA, GR_VA + 2 * GR_PG, &two, 1);
 	CK(r < 0 || two.result == -E_PERM, "range PROTECT over the grant: %ld / %ld", r, (long)two.result);
-	CK((prot_of(SLOT_SELF_AS, GR_VA2, NULL) & 7) == PROT_R, "range PROTECT upgraded the grant");
+	CK((page_prot(SLOT_SELF_AS, GR_VA2, NULL) & 7) == PROT_R, "range PROTECT upgraded the grant");
 	/* Downgrades and execute stay allowed (W^X is the region cap's rule). */
 	CK(txn1(SLOT_SELF_AS, ROP_PROTECT, PROT_R, GR_VA2, 0, NULL) == 0, "PROTECT to R");
 	CK(*(volatile uint64_t *)GR_VA2 == 0x5ec0, "the grant does not show the owner's data");
 	CK(txn1(SLOT_SELF_AS, ROP_UNMAP, 0, GR_VA2, 0, NULL) == 0, "unmap the grant");
 
 	/* In a child's space, through its region cap. */
-	CK(child_make(&task, &rc) == 0, "child");
+	CK(empty_child(&task, &rc) == 0, "child");
 	CK(txn1(rc, ROP_MAP, PROT_R, GR_VA, ro, NULL) == 0, "map the grant into the child");
 	r = txn1(rc, ROP_PROTECT, PROT_R | PROT_W, GR_VA, 0, NULL);
 	CK(r == -E_PERM, "PROTECT of the child's read-only grant to RW: %ld", r);
-	CK((prot_of(rc, GR_VA, NULL) & 7) == PROT_R, "the child's grant was upgraded");
+	CK((page_prot(rc, GR_VA, NULL) & 7) == PROT_R, "the child's grant was upgraded");
 	CK(txn1(rc, ROP_UNMAP, 0, GR_VA, 0, NULL) == 0, "unmap the child's grant");
 
 	/* EVICT of the only reference to a read-only grant: the frame cap it
@@ -139,16 +116,16 @@ int sec_clone_noshare(char *why)
 	slot_drop(&f);
 	CK(txn1(SLOT_SELF_AS, ROP_MAP, PROT_R | PROT_W, GR_VA, ns, NULL) == 0, "map it");
 	*(volatile uint64_t *)GR_VA = 0xc10e;
-	uint64_t p = prot_of(SLOT_SELF_AS, GR_VA, NULL);
+	uint64_t p = page_prot(SLOT_SELF_AS, GR_VA, NULL);
 	CK(p & QF_NOSHARE, "mapping of a cap without R_SHARE reports %lx", p);
-	CK(child_make(&task, &rc) == 0, "child");
+	CK(empty_child(&task, &rc) == 0, "child");
 	struct clone_stats st;
 	long r = sc6(SYS_REGION_CLONE, SLOT_SELF_AS, rc, GR_VA, GR_VA + GR_PG, (long)&st, 0);
 	CK(r == -E_PERM, "clone of a frame without R_SHARE: %ld", r);
 	uint64_t kind = 0;
-	prot_of(rc, GR_VA, &kind);
+	page_prot(rc, GR_VA, &kind);
 	CK(kind == RK_INVALID, "the refused clone left kind %lu in the child", kind);
-	prot_of(SLOT_SELF_AS, GR_VA, &kind);
+	page_prot(SLOT_SELF_AS, GR_VA, &kind);
 	CK(kind == RK_MAPPED, "the refused clone changed our page to kind %lu", kind);
 	CK(*(volatile uint64_t *)GR_VA == 0xc10e, "our data changed");
 	/* Anonymous memory beside it clones as before. */
