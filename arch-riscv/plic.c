@@ -140,10 +140,12 @@ int irqchip_init(const void *dtb)
 	uint64_t need = PLIC_CONTEXT + (uint64_t)(maxctx + 1) * PLIC_CONTEXT_STEP;
 	if (!nsctx || d.size < need)
 		return -E_INVAL;
-	volatile uint8_t *base = kmap_mmio(d.base, d.size);
-	if (!base)
+	paddr_t lo = d.base & ~(PAGE_SIZE - 1);
+	uint64_t wlen = (d.base + d.size - lo + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	void *va;
+	if (kmap_mmio(lo, wlen, &va))
 		return -E_NOMEM;
-	plic = base;
+	plic = (volatile uint8_t *)va + (d.base - lo);
 	nlines = ndev + 1;
 	for (uint32_t l = 1; l < nlines; l++)
 		*reg(PLIC_PRIORITY + 4 * l) = 0;

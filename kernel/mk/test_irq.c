@@ -55,12 +55,18 @@ static int uart_find(struct uart *u)
 	if (!u->line || u->line >= irqchip_lines() || u->shift > 4 ||
 	    (u->width != 1 && u->width != 4))
 		return -E_NOENT;
-	if (!mapped || mapped_pa != d.base) {
-		mapped = kmap_mmio(d.base, 8UL << u->shift);
-		mapped_pa = d.base;
+	paddr_t page = d.base & ~(PAGE_SIZE - 1);
+	if ((d.base - page) + (8UL << u->shift) > PAGE_SIZE)
+		return -E_NOENT;
+	void *va;
+	if (!mapped || mapped_pa != page) {
+		if (kmap_mmio(page, PAGE_SIZE, &va))
+			return -E_NOENT;
+		mapped = va;
+		mapped_pa = page;
 	}
-	u->regs = mapped;
-	return mapped ? 0 : -E_NOENT;
+	u->regs = mapped + (d.base - page);
+	return 0;
 }
 
 static uint32_t ier_read(const struct uart *u)
