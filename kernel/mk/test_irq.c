@@ -187,6 +187,28 @@ static int uart_message_checks(const struct uart *u, struct endpoint *e, uint32_
 	return 0;
 }
 
+/* The controller was read from the device tree: every online hart has a
+ * supervisor context of its own (each hart takes its interrupts through
+ * its own context), and the lines it reports fit the PLIC's limits. */
+KTEST(62, irq_hart_contexts)
+{
+	uint32_t lines = irqchip_lines();
+	if (!lines)
+		return KSKIP("no interrupt controller");
+	if (lines < 2 || lines > 1024)
+		return KFAIL("%u lines", lines);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		int ctx = irqchip_hart_context(cpus[i].hartid);
+		if (ctx < 0)
+			return KFAIL("hart %u has no context", cpus[i].hartid);
+		for (uint32_t j = 0; j < i; j++)
+			if (irqchip_hart_context(cpus[j].hartid) == ctx)
+				return KFAIL("harts %u and %u share context %d", cpus[j].hartid,
+					     cpus[i].hartid, ctx);
+	}
+	return 0;
+}
+
 /* Claim, deliver, mask until the ack, complete: the UART's interrupt
  * bound to an endpoint arrives as one MSG_IRQ message with the line and
  * the badge; the line stays masked (no second message while the device
