@@ -454,9 +454,9 @@ static void notice_deliver(const struct notice *n, struct thread *r)
 }
 
 /* Needs the lock that guards n (mk_lock for a death notice, the line
- * lock for an interrupt message), n on no queue; n names e (so e has not
- * died: that ends what names it, under the same lock), no endpoint lock
- * held, irqs off. Send n on e, never blocking: a receiver waiting there
+ * lock for an interrupt message), n on no queue; n names e (so e is not
+ * reused: its death ends what names it, under that lock, before ep_alloc
+ * can see it free), no endpoint lock held, irqs off. Send n on e, never blocking: a receiver waiting there
  * gets it now and is woken (0: n is the caller's again); else it is
  * queued for the next receive (1: e holds it now); when nobody can ever
  * receive on e it is dropped (0). Any context, the interrupt handler's
@@ -508,6 +508,8 @@ void ipc_notice_unqueue(struct endpoint *e, struct notice *n)
 	ep_unlock(e);
 }
 
+/* Needs e locked, a notice queued on e. The first one, off the queue
+ * (N_TAKEN): the taker's until it gives it to notice_received. */
 struct notice *ipc_notice_take(struct endpoint *e)
 {
 	struct notice *n = e->notices;

@@ -94,7 +94,9 @@ static struct irq_line *line_of(const struct notice *n)
  * receive that still holds it to post it again once it gave it back. */
 static void post(struct irq_line *L)
 {
-	if (L->msg.state != N_REGISTERED) {
+	/* A receive turns N_QUEUED into N_TAKEN under the endpoint lock
+	 * alone: either way the message is not ours to post now. */
+	if (__atomic_load_n(&L->msg.state, __ATOMIC_RELAXED) != N_REGISTERED) {
 		L->repost = 1;
 		return;
 	}
@@ -167,7 +169,8 @@ int irq_ack(uint32_t line)
 	int err = -E_AGAIN;
 	spin_lock(&irq_lock);
 	struct irq_line *L = &lines[line];
-	if (L->ep && L->claimed && L->msg.state == N_REGISTERED) {
+	if (L->ep && L->claimed &&
+	    __atomic_load_n(&L->msg.state, __ATOMIC_RELAXED) == N_REGISTERED) {
 		L->claimed = 0;
 		irqchip_complete(line, L->hartid);
 		err = 0;
