@@ -89,6 +89,19 @@ static long quiet_line(long *irq, char *why)
 	return idx;
 }
 
+/* The end of a test: its line unbound (whatever it left), its IRQ cap
+ * dropped, and, if it passed, nothing leaked since `before`. The test's
+ * result: 0, or 1 with why filled. */
+static int irq_test_end(long *irq, const struct kcounters *before, char *why)
+{
+	if (*irq >= 0)
+		irq_bind(*irq, SLOT_NONE);
+	slot_drop(irq);
+	if (!why[0] && pg_counters_back(before, 0, why))
+		return 1;
+	return why[0] ? 1 : 0;
+}
+
 static long recv_for(long ep, uint64_t us, struct sysret *m)
 {
 	uint64_t w[4] = { 0 };
@@ -144,17 +157,12 @@ int dev_irq_bind_rules(char *why)
 	CK((r = irq_bind(irq, SLOT_NONE)) == -E_NOENT,
 	   "unbind after the last receive cap went: %ld", r);
 out:
-	if (irq >= 0)
-		irq_bind(irq, SLOT_NONE);
-	slot_drop(&irq);
 	slot_drop(&a);
 	slot_drop(&b);
 	slot_drop(&ro);
 	slot_drop(&send_only);
 	slot_drop(&weak);
-	if (!why[0] && pg_counters_back(&before, 0, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return irq_test_end(&irq, &before, why);
 }
 
 static volatile int spin_stop, spin_done;
@@ -263,15 +271,10 @@ out:
 		w32(IRQ_VA + RTC_CLEAR_INTERRUPT, 1);
 		txn_one(SLOT_SELF_AS, ROP_UNMAP, 0, IRQ_VA, 0, NULL);
 	}
-	if (irq >= 0)
-		irq_bind(irq, SLOT_NONE);
-	slot_drop(&irq);
 	slot_drop(&mmio);
 	slot_drop(&sep);
 	slot_drop(&ep);
-	if (!why[0] && pg_counters_back(&before, 0, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return irq_test_end(&irq, &before, why);
 }
 
 /* ROLE_DEV_IRQ_BINDER (device index in arg >> 8): with the kernel cap
@@ -322,12 +325,7 @@ out:
 		task_kill(task);
 		task_wait(task);
 	}
-	if (irq >= 0)
-		irq_bind(irq, SLOT_NONE);
 	slot_drop(&task);
-	slot_drop(&irq);
 	slot_drop(&ep);
-	if (!why[0] && pg_counters_back(&before, 0, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return irq_test_end(&irq, &before, why);
 }
