@@ -122,6 +122,11 @@ static long on_message(struct vblk *v, uint64_t badge, const struct sysret *m, l
 	}
 	case BLK_DETACH:
 		return buf_detach(v, badge, (unsigned)m->a2);
+	case BLK_FORGET:
+		if (badge != BLK_BADGE_OWNER)
+			return -E_PERM;
+		out[1] = (uint64_t)buf_forget(v, (uint64_t)m->a2);
+		return 0;
 	case BLK_READ:
 	case BLK_WRITE: {
 		int deferred;

@@ -35,6 +35,7 @@ struct vblk_buf {
 	uint64_t dma;        /* its physical address, for the device */
 	int writable;        /* the cap had R_WRITE: the device may write it (READ) */
 	unsigned busy;       /* requests in flight that use it: no detach meanwhile */
+	int orphan;          /* forgotten (BLK_FORGET): freed when busy drops to 0 */
 };
 
 enum { RQ_FREE, RQ_WAITING, RQ_INFLIGHT };
@@ -119,6 +120,8 @@ long req_init(struct vblk *v);
 void buf_init(struct vblk *v);
 long buf_attach(struct vblk *v, uint64_t badge, long frame);
 long buf_detach(struct vblk *v, uint64_t badge, unsigned index);
+long buf_forget(struct vblk *v, uint64_t badge);
+void buf_release(struct vblk *v, unsigned i);
 long buf_check(struct vblk *v, uint64_t badge, unsigned first, unsigned pages, int device_writes,
 	       uint16_t *out);
 
