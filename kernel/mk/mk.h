@@ -649,6 +649,12 @@ int ipc_notice_post(struct endpoint *e, struct notice *n); /* mk_lock held: 1 qu
 /* --- device.c: devices for user-space drivers (patina/device.h) --- */
 long sys_device_info(struct task *t, long kslot, uint64_t index, uint64_t uout);
 long sys_device_caps(struct task *t, long kslot, uint64_t index, long mslot, long islot);
+long sys_dma_addr(struct task *t, long mslot, long fslot);
+/* Needs mk_lock; t is being reaped, its caps not deleted yet and its
+ * address space still there. Every device t holds an MMIO cap with R_DMA
+ * for is reset if the kernel knows how (DEVF_RESET), so it stops using
+ * frames t named to it before they are freed. */
+void device_task_dying(struct task *t);
 
 /* --- clone.c: copy-on-write clone of a range (fork) --- */
 long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats);

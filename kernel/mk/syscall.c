@@ -620,6 +620,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_REGION_ALLOC_CONTIG: r = sys_region_alloc_contig(t, A(0), A(1), A(2), A(3)); break;
 	case SYS_DEVICE_INFO: r = sys_device_info(t, A(0), A(1), A(2)); break;
 	case SYS_DEVICE_CAPS: r = sys_device_caps(t, A(0), A(1), A(2), A(3)); break;
+	case SYS_DMA_ADDR: r = sys_dma_addr(t, A(0), A(1)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)
