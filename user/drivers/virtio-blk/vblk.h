@@ -57,7 +57,6 @@ struct vblk {
 	unsigned version;
 	uint64_t sectors;
 	long mmio, irq, ep;  /* our caps: the window, the line, the endpoint we serve */
-	int irq_bound;       /* interrupts come as messages; else we poll (no SYS_IRQ_BIND) */
 	/* queue */
 	unsigned qsize;
 	struct vq_desc *desc;
