@@ -39,6 +39,9 @@ static long start(struct vblk *v)
 	slot_release(s);
 	if (r)
 		vdev_stop(v);
+	else
+		printf("virtio-blk: virtio-mmio version %u, %lu sectors, queue of %u\n", v->version,
+		       (unsigned long)v->sectors, v->qsize);
 	return r;
 }
 
@@ -115,9 +118,13 @@ static long on_message(struct vblk *v, uint64_t badge, const struct sysret *m, l
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argv;
 	struct vblk *v = &vb;
+	struct cap_info ci;
+	if (argc > 1 || cap_info(SLOT_GIVEN, &ci) || ci.type != CAP_ENDPOINT)
+		return prog_usage("virtio-blk (a server: libblk's blk_start starts it with its endpoint)");
 	v->mmio = v->irq = -1;
 	v->ep = SLOT_GIVEN;
 	buf_init(v);
