@@ -92,6 +92,13 @@ struct blk {
  * failed (nothing left behind). */
 long blk_start(struct blk *b);
 
+/* The virtio status register of the device blk_start would pick (needs
+ * the kernel cap): 0 once it is reset, with VIRTIO_STATUS_DRIVER_OK while
+ * a driver runs it; -E_NOENT with no disk. For tests of the device's
+ * life across a driver's death. */
+#define VIRTIO_STATUS_DRIVER_OK 4
+long blk_device_status(void);
+
 /* Connect through an endpoint cap we were given (a badged cap to a driver
  * someone else started): asks BLK_INFO. */
 long blk_connect(struct blk *b, long ep);
