@@ -38,19 +38,6 @@
 
 static volatile int dk_done;
 
-static void watchdog(void *a)
-{
-	*(volatile int *)a = 1;
-	uint64_t end = rdtime() + 90 * ticks_per_sec();
-	while (!dk_done) {
-		if (rdtime() > end) {
-			printf("driverkill: FAIL: timed out (something hangs)\n");
-			sys_exit(1);
-		}
-		sys_yield();
-	}
-}
-
 /* ---- the client tasks ---- */
 
 struct cthread {
@@ -318,13 +305,6 @@ static int restart_round(char *why)
 	return 0;
 }
 
-static __attribute__((noinline)) void touch_stack(void)
-{
-	volatile char buf[8192];
-	for (int i = 0; i < (int)sizeof buf; i += 512)
-		buf[i] = 0;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long n = 0, base = 0;
@@ -335,14 +315,11 @@ int main(int argc, char **argv)
 		return verify_main();
 	if (argc > 1)
 		return prog_usage("driverkill (no options)");
-	static volatile int wd_up;
-	long wd = uthread_start(watchdog, (void *)&wd_up, -1, 1);
+	long wd = watchdog_start("driverkill", 90, &dk_done);
 	if (wd < 0) {
 		printf("driverkill: FAIL: no watchdog thread (%s)\n", err_name(wd));
 		return 1;
 	}
-	while (!wd_up)
-		sys_yield();
 	touch_stack();
 	struct kcounters before;
 	settled_counters(&before);
