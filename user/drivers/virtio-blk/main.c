@@ -137,6 +137,12 @@ int main(int argc, char **argv)
 		/* Requests and interrupts (a message on the same endpoint) alike:
 		 * we sleep here until either comes. */
 		struct sysret m = ipc(reply ? SYS_REPLY_RECV : SYS_RECV, v->ep, rw, rslot);
+		if (m.a0 == -E_QUOTA || m.a0 == -E_NOMEM)
+			/* No frame for the receive slot's CSpace chunk: the call did
+			 * nothing (not even the answer). Take this message without a
+			 * slot: a cap riding on it is dropped (an attach then gets
+			 * E_BADCAP), and the driver keeps serving. */
+			m = ipc(reply ? SYS_REPLY_RECV : SYS_RECV, v->ep, rw, SLOT_NONE);
 		reply = 0;
 		memset(rw, 0, sizeof rw);
 		if (m.a0)
