@@ -13,6 +13,9 @@ struct region_op;
  * and frames too when `frames`): 0, or 1 with why filled. */
 void settled_counters(struct kcounters *out);
 int pg_counters_back(const struct kcounters *a, int frames, char *why);
+/* Frame objects, caps and tasks back where *before had them (settled):
+ * 0, or 1 with the difference in why. */
+int counters_objs_back(const struct kcounters *before, char *why);
 
 /* util.c: empty a slot and give it back (no-op for -1; *s becomes -1);
  * rdtime ticks per second (DBG_TIMEBASE, cached); one region op on the
