@@ -34,6 +34,14 @@ uint64_t page_prot(long region, uint64_t va, uint64_t *kind);
  * cap over its whole user range, in fresh slots: 0 or -1. */
 int empty_child(long *task, long *region);
 
+/* watchdog.c: a thread that prints "<name>: FAIL: timed out (a task
+ * hangs)" and ends the program with status 1 unless *done is set within
+ * `seconds` (it runs when this returns: its thread slot, or the error);
+ * and 8 KiB of stack grown now, so a later frame count is not moved by
+ * it. For the demos that count the kernel's objects around children. */
+long watchdog_start(const char *name, unsigned seconds, volatile int *done);
+void touch_stack(void);
+
 /* pgroles.c: the fault-endpoint test roles (selftest pg_*, pagerkill). */
 enum { ROLE_PG_CLIENT = 96, ROLE_PG_PAGER };
 #define PG_CLIENT_VA 0x5b000000UL   /* where a ROLE_PG_CLIENT child faults */
