@@ -91,18 +91,12 @@ struct walk {
 	struct dt_dev *out;
 };
 
-/* Does the node at anc[depth] match, with a reg that reaches the CPU?
- * Fills w->out when it does. */
-static bool try_node(struct walk *w, int depth)
+/* The first reg entry of the node at anc[depth], translated to a CPU
+ * address: true and d->node, base, size filled (which left alone), or
+ * false when it has none or it does not reach the CPU. */
+static bool node_reg(const void *blob, const int *anc, int depth, struct dt_dev *d)
 {
-	const void *blob = w->blob;
-	int node = w->anc[depth], parent = w->anc[depth - 1];
-	int which = -1;
-	for (int i = 0; i < w->n && which < 0; i++)
-		if (dt_is_compatible(blob, node, w->compats[i]))
-			which = i;
-	if (which < 0)
-		return false;
+	int node = anc[depth], parent = anc[depth - 1];
 	uint32_t ac = cells_prop(blob, parent, "#address-cells", 2);
 	uint32_t sc = cells_prop(blob, parent, "#size-cells", 1);
 	int len;
@@ -111,12 +105,25 @@ static bool try_node(struct walk *w, int depth)
 		return false;
 	uint64_t addr = fdt_read_cells(reg, ac);
 	uint64_t size = sc ? fdt_read_cells(reg + 4 * ac, sc) : 0;
-	if (translate(blob, w->anc, depth, &addr))
+	if (translate(blob, anc, depth, &addr))
 		return false;
-	w->out->node = node;
+	d->node = node;
+	d->base = addr;
+	d->size = size;
+	return true;
+}
+
+/* Does the node at anc[depth] match, with a reg that reaches the CPU?
+ * Fills w->out when it does. */
+static bool try_node(struct walk *w, int depth)
+{
+	int which = -1;
+	for (int i = 0; i < w->n && which < 0; i++)
+		if (dt_is_compatible(w->blob, w->anc[depth], w->compats[i]))
+			which = i;
+	if (which < 0 || !node_reg(w->blob, w->anc, depth, w->out))
+		return false;
 	w->out->which = which;
-	w->out->base = addr;
-	w->out->size = size;
 	return true;
 }
 
@@ -152,4 +159,49 @@ int dt_find_compatible(const void *blob, const char *const *compats, int n,
 	if (root < 0)
 		return -E_INVAL;
 	return walk(&w, root, 0);
+}
+
+struct visit {
+	const void *blob;
+	dt_visit_fn fn;
+	void *ctx;
+	int anc[DT_MAX_DEPTH];
+};
+
+/* Visit the subtree at `node` (depth `depth`): 0 when done, the callback's
+ * negative value when it stopped, -E_INVAL for a malformed blob or a tree
+ * deeper than DT_MAX_DEPTH. */
+static int visit(struct visit *v, int node, int depth)
+{
+	if (depth >= DT_MAX_DEPTH)
+		return -E_INVAL;
+	v->anc[depth] = node;
+	if (depth > 0) {
+		if (!dt_node_enabled(v->blob, node))
+			return 0;
+		struct dt_dev d = { .node = node, .which = -1 };
+		bool has_reg = node_reg(v->blob, v->anc, depth, &d);
+		int r = v->fn(v->ctx, &d, depth, has_reg);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			return 0;
+	}
+	int c = fdt_first_child(v->blob, node);
+	while (c >= 0) {
+		int r = visit(v, c, depth + 1);
+		if (r < 0)
+			return r;
+		c = fdt_next_sibling(v->blob, c);
+	}
+	return c == -E_NOENT ? 0 : -E_INVAL;
+}
+
+int dt_walk(const void *blob, dt_visit_fn fn, void *ctx)
+{
+	struct visit v = { .blob = blob, .fn = fn, .ctx = ctx };
+	int root = fdt_root(blob);
+	if (root < 0)
+		return -E_INVAL;
+	return visit(&v, root, 0);
 }

@@ -6,6 +6,7 @@
 #include "boot.h"
 #include "cmd.h"
 #include "cpu.h"
+#include "devices.h"
 #include "fdt.h"
 #include "frame.h"
 #include "failalloc.h"
@@ -110,6 +111,9 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	err = harts_init(&boot_info);
 	if (err)
 		panic("cannot set up per-hart memory (error %d)", err);
+
+	/* The devices left to user space, while only this hart runs. */
+	devices_init(phys_to_virt(boot_info.dtb_pa));
 
 	int sstc = ba.timer_sstc && boot_info.ncpus > 0;
 	for (int i = 0; i < boot_info.ncpus; i++)

@@ -169,6 +169,7 @@ struct cap {
 		struct thread *thread;
 		struct endpoint *ep;
 		uint64_t pa;            /* CAP_FRAME */
+		uint32_t dev;           /* CAP_MMIO, CAP_IRQ: the device's index (kernel/devices.h) */
 	} o;
 	struct task *owner;         /* whose CSpace holds it */
 	struct cap *parent, *child, *next, *prev; /* derivation tree */
@@ -645,6 +646,10 @@ void notice_recharge(struct task *from, struct task *to);  /* mk_lock held: noti
 unsigned long notices_live(void);
 int ipc_notice_post(struct endpoint *e, struct notice *n); /* mk_lock held: 1 queued on e, 0 delivered or dropped */
 
+/* --- device.c: devices for user-space drivers (patina/device.h) --- */
+long sys_device_info(struct task *t, long kslot, uint64_t index, uint64_t uout);
+long sys_device_caps(struct task *t, long kslot, uint64_t index, long mslot, long islot);
+
 /* --- clone.c: copy-on-write clone of a range (fork) --- */
 long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats);
 
@@ -658,6 +663,9 @@ extern const int nboot_modules;
 
 /* --- syscall.c / utrap.c --- */
 void syscall_dispatch(struct uframe *uf);
+/* Does t hold, in slot, a cap of this type with these rights? 0 or the
+ * lookup's error; takes t's cspace_lock (mk_lock NOT needed). */
+int has_cap(struct task *t, long slot, int type, unsigned rights);
 void user_trap(struct uframe *uf);
 void return_to_user(void) __attribute__((noreturn));
 extern void user_return(struct uframe *uf) __attribute__((noreturn));

@@ -1,0 +1,186 @@
+/* virtio-blk: the block driver server (blk.h's protocol).
+ *
+ * Spawned with the endpoint it serves in SLOT_GIVEN (it holds the only
+ * cap that can receive there) and no kernel cap; its parent then sends it
+ * the device's MMIO cap and IRQ cap (BLK_SETUP_MMIO, BLK_SETUP_IRQ). It
+ * serves until it is killed: its death fails every call in flight and
+ * every later one (E_DEAD), and the kernel resets the device before the
+ * frames it gave the device are freed. */
+#include "ulib.h"
+#include <patina/device.h>
+#include "blk.h"
+#include "vblk.h"
+
+static struct vblk vb;
+
+/* Device up: window, ring page, header page, queue; then interrupts
+ * bound to our endpoint through a cap badged BADGE_IRQ. 0 or the error
+ * (the device reset). */
+static long start(struct vblk *v)
+{
+	long r = vdev_map(v);
+	if (!r)
+		r = vdev_dma_frame(v, VBLK_RING_VA, &v->ring_frame, &v->ring_dma);
+	if (!r)
+		r = vdev_dma_frame(v, VBLK_HDR_VA, &v->hdr_frame, &v->hdr_dma);
+	if (!r)
+		r = req_init(v);
+	if (!r)
+		r = vdev_start(v);
+	if (r)
+		return r;
+	long s = slot_alloc();
+	if (s < 0 || cap_mint(v->ep, s, R_SEND, BADGE_IRQ, 0, 0)) {
+		vdev_stop(v);
+		return -E_NOMEM;
+	}
+	r = sc2(SYS_IRQ_BIND, v->irq, s);
+	cap_delete(s);      /* the binding keeps its own reference */
+	slot_release(s);
+	if (r == -E_NOSYS) {
+		/* A kernel without interrupt delivery: poll the used ring
+		 * between messages (wait_msg). */
+		printf("virtio-blk: no interrupts (SYS_IRQ_BIND: %s), polling\n", err_name(r));
+		return 0;
+	}
+	if (r)
+		vdev_stop(v);
+	else
+		v->irq_bound = 1;
+	return r;
+}
+
+/* The next message, answering the last call with rw first when `reply`.
+ * With interrupts bound it blocks until something comes (an interrupt is
+ * a message). Without, it waits at most one timer tick while requests
+ * are in flight, and a timeout comes back as a0 = -E_TIMEDOUT: time to
+ * look at the used ring. */
+static struct sysret wait_msg(struct vblk *v, int reply, uint64_t rw[4], long rslot)
+{
+	if (v->irq_bound)
+		return ipc(reply ? SYS_REPLY_RECV : SYS_RECV, v->ep, rw, rslot);
+	if (reply)
+		ipc(SYS_REPLY, 0, rw, SLOT_NONE);
+	if (!v->inflight)
+		return ipc(SYS_RECV, v->ep, rw, rslot);
+	return ipc_timed(SYS_RECV_TIMED, v->ep, rw, rslot, 10000);
+}
+
+/* An interrupt: causes read and acknowledged at the device, the used ring
+ * drained, then the line unmasked (SYS_IRQ_ACK) so the next one comes. */
+static void on_irq(struct vblk *v)
+{
+	vdev_irq_status_ack(v);
+	req_complete_all(v);
+	sc1(SYS_IRQ_ACK, v->irq);
+}
+
+/* A set-up message from badge with a cap in slot *cap (or -1). The
+ * answer; the cap is taken (*cap = -1) when kept. */
+static long on_setup(struct vblk *v, uint64_t badge, uint64_t op, long *cap)
+{
+	long *dst = op == BLK_SETUP_MMIO ? &v->mmio : &v->irq;
+	if (badge != BLK_BADGE_OWNER)
+		return -E_PERM;
+	if (*dst >= 0)
+		return -E_EXIST;
+	if (*cap < 0)
+		return -E_BADCAP;
+	struct cap_info ci;
+	if (cap_info(*cap, &ci) || ci.type != (op == BLK_SETUP_MMIO ? CAP_MMIO : CAP_IRQ))
+		return -E_BADCAP;
+	*dst = *cap;
+	*cap = -1;
+	return v->mmio >= 0 && v->irq >= 0 ? start(v) : 0;
+}
+
+/* One client message (not an interrupt). Returns the answer word, or 1
+ * when the answer is deferred; w1..w3 of the answer in out. */
+static long on_message(struct vblk *v, uint64_t badge, const struct sysret *m, long *cap,
+		       int ready, uint64_t out[4])
+{
+	uint64_t op = (uint64_t)m->a1;
+	if (op == BLK_SETUP_MMIO || op == BLK_SETUP_IRQ)
+		return ready ? (badge == BLK_BADGE_OWNER ? -E_EXIST : -E_PERM) : on_setup(v, badge, op, cap);
+	if (!ready)
+		return -E_AGAIN;
+	switch (op) {
+	case BLK_INFO:
+		out[1] = v->sectors;
+		out[2] = BLK_MAX_PAGES;
+		out[3] = v->max_inflight;
+		return 0;
+	case BLK_ATTACH: {
+		if (*cap < 0)
+			return -E_BADCAP;
+		long i = buf_attach(v, badge, *cap);
+		*cap = -1;                /* kept, or deleted on failure */
+		if (i < 0)
+			return i;
+		out[1] = (uint64_t)i;
+		return 0;
+	}
+	case BLK_DETACH:
+		return buf_detach(v, badge, (unsigned)m->a2);
+	case BLK_READ:
+	case BLK_WRITE: {
+		int deferred;
+		long r = req_submit(v, badge, (uint32_t)op, (uint64_t)m->a2, (unsigned)m->a3,
+				    (unsigned)m->a4, &deferred);
+		return deferred ? 1 : r;
+	}
+	default:
+		return -E_INVAL;
+	}
+}
+
+int main(void)
+{
+	struct vblk *v = &vb;
+	v->mmio = v->irq = -1;
+	v->ep = SLOT_GIVEN;
+	buf_init(v);
+	uint64_t rw[4] = { 0 };
+	int reply = 0, ready = 0;
+	long rslot = -1;
+	for (;;) {
+		if (rslot < 0 && (rslot = slot_alloc()) < 0)
+			break;
+		struct sysret m = wait_msg(v, reply, rw, rslot);
+		reply = 0;
+		memset(rw, 0, sizeof rw);
+		if (m.a0 == -E_TIMEDOUT) {
+			req_complete_all(v);
+			continue;
+		}
+		if (m.a0)
+			break;       /* our endpoint is gone: nobody can reach us */
+		long cap = (m.a6 & IPC_GOT_CAP) ? rslot : -1;
+		uint64_t badge = (uint64_t)m.a5;
+		if (badge == BADGE_IRQ && (uint64_t)m.a1 == MSG_IRQ) {
+			on_irq(v);
+		} else {
+			long r = on_message(v, badge, &m, &cap, ready, rw);
+			if (r != 1) {
+				rw[0] = (uint64_t)r;
+				reply = 1;
+			}
+			if (!ready && v->mmio >= 0 && v->irq >= 0) {
+				if (r)
+					break;      /* the device would not start: the answer says why */
+				ready = 1;
+			}
+		}
+		if (cap >= 0)
+			cap_delete(cap);    /* a cap that came with a message that keeps none */
+		else if (m.a6 & IPC_GOT_CAP)
+			rslot = -1;         /* kept: take a fresh receive slot */
+		if (ready && !v->irq_bound)
+			req_complete_all(v);
+	}
+	if (reply)
+		ipc(SYS_REPLY, 0, rw, SLOT_NONE);
+	vdev_stop(v);
+	req_fail_all(v, -E_DEAD);
+	return 1;
+}
