@@ -68,7 +68,8 @@ static long find_disk(void)
 }
 
 /* One call to the driver with a cap riding along (or SLOT_NONE): the
- * answer's word 0, words 1..3 in out (may be NULL). */
+ * answer's word 0 (0 or -E_*: the call's own error comes the same way),
+ * words 1..3 in out (may be NULL). */
 static long blk_call(long ep, uint64_t op, uint64_t a, uint64_t b, uint64_t c, long xfer,
 		     uint64_t out[3])
 {
@@ -173,25 +174,24 @@ long blk_client_cap(struct blk *b, uint64_t badge, long dst)
 
 long blk_attach(struct blk *b, long frame)
 {
-	return blk_call(b->ep, BLK_ATTACH, 0, 0, 0, frame, NULL);
+	uint64_t out[3];
+	long r = blk_call(b->ep, BLK_ATTACH, 0, 0, 0, frame, out);
+	return r ? r : (long)out[0];
 }
 
 long blk_detach(struct blk *b, unsigned index)
 {
-	long r = blk_call(b->ep, BLK_DETACH, index, 0, 0, SLOT_NONE, NULL);
-	return r > 0 ? 0 : r;
+	return blk_call(b->ep, BLK_DETACH, index, 0, 0, SLOT_NONE, NULL);
 }
 
 long blk_read(struct blk *b, uint64_t sector, unsigned buf, unsigned pages)
 {
-	long r = blk_call(b->ep, BLK_READ, sector, buf, pages, SLOT_NONE, NULL);
-	return r > 0 ? 0 : r;
+	return blk_call(b->ep, BLK_READ, sector, buf, pages, SLOT_NONE, NULL);
 }
 
 long blk_write(struct blk *b, uint64_t sector, unsigned buf, unsigned pages)
 {
-	long r = blk_call(b->ep, BLK_WRITE, sector, buf, pages, SLOT_NONE, NULL);
-	return r > 0 ? 0 : r;
+	return blk_call(b->ep, BLK_WRITE, sector, buf, pages, SLOT_NONE, NULL);
 }
 
 void blk_stop(struct blk *b)

@@ -12,12 +12,14 @@
  *                            detaches it, dies or the driver ends; the client
  *                            keeps its own mapping of the frame and reads and
  *                            writes the data there.
- *   BLK_DETACH  w1 = index -> 0
+ *   BLK_DETACH  w1 = index -> 0, -E_PERM (not attached), -E_BUSY (a request
+ *                            in flight uses it)
  *   BLK_READ    w1 = first sector, w2 = first buffer index, w3 = pages
  *   BLK_WRITE   same       -> 0, or -E_IO (the device said so), -E_RANGE
  *                            (past the end of the disk), -E_PERM (a buffer the
  *                            caller did not attach), -E_INVAL (pages 0 or more
- *                            than BLK_MAX_PAGES); pages p of the request use
+ *                            than BLK_MAX_PAGES), -E_AGAIN (the driver holds
+ *                            as many requests as it can: 64); pages p of the request use
  *                            buffers first + 0 .. first + pages - 1. A READ
  *                            also needs each buffer's frame cap to have had
  *                            R_WRITE (the device writes it), else -E_PERM.
@@ -34,8 +36,11 @@
  * Badges with bit 63 set are the driver's own (its interrupt messages): a
  * client cap never carries one (blk_client_cap refuses them).
  * Buffers belong to the client that attached them, told apart by the badge
- * of its endpoint cap: a request naming another client's buffer is refused
- * (-E_PERM). Many requests may be in flight at once (from several threads
+ * of its endpoint cap. Each client numbers its own buffers from 0 (an
+ * attach gets the lowest index that client has free, so pages attached one
+ * after another get consecutive indexes whatever other clients do), so no
+ * index can name another client's buffer: an index the caller has not
+ * attached is refused (-E_PERM). Many requests may be in flight at once (from several threads
  * or tasks); each is answered when the device completes it, in any order.
  * When the driver dies, every call in flight and every later one fails
  * (-E_DEAD): nothing hangs. */
@@ -93,8 +98,9 @@ long blk_detach(struct blk *b, unsigned index);
 /* n (1..BLK_MAX_PAGES) fresh zeroed frames mapped read-write at *va
  * (an address uva_alloc chose) and attached in a row: the first index in
  * *first (page p is buffer *first + p), the frame caps in frames[0..n).
- * 0, or -E_BUSY when the driver did not give consecutive indexes (other
- * clients attached meanwhile), or the error of the step that failed:
+ * 0, or -E_BUSY when the driver did not give consecutive indexes (another
+ * thread of ours attached meanwhile, or we detached in the middle of a
+ * run), or the error of the step that failed:
  * nothing is kept either way. Not thread safe (it takes CSpace slots). */
 long blk_buffers_new(struct blk *b, unsigned n, uint64_t *va, long *frames, unsigned *first);
 /* Undo blk_buffers_new: detach, unmap, drop the frames. A dead driver

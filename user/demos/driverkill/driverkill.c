@@ -205,22 +205,38 @@ static int child_start(struct blk *b, struct child *c, char **argv, int argc, ui
 	return 0;
 }
 
-/* Wait (at most WAIT_US) for the death notice of the child with badge
- * on note: its exit status, or -1 if it did not come (the child is then
- * killed: it hung). */
-static long child_end(long note, uint64_t badge, struct child *c)
+/* Wait until every one of the n children (badges badge0 + i) has ended,
+ * at most WAIT_US for all: each one's exit status in st[i], or -1 for one
+ * whose death notice did not come (it hung: it is killed then). Every
+ * child is reaped and its caps dropped. */
+static void children_end(long note, uint64_t badge0, struct child *c, unsigned n, long *st)
 {
-	uint64_t w[4] = { 0 };
-	struct sysret m = ipc_timed(SYS_RECV_TIMED, note, w, SLOT_NONE, WAIT_US);
-	long st = -1;
-	if (!m.a0 && (uint64_t)m.a1 == MSG_DEATH && (uint64_t)m.a5 == badge)
-		st = m.a2;
-	else
-		task_kill(c->task);
-	task_wait(c->task);
-	cap_delete(c->task), cap_delete(c->ep);
-	slot_release(c->task), slot_release(c->ep);
-	return st;
+	unsigned left = n;
+	for (unsigned i = 0; i < n; i++)
+		st[i] = -1;
+	uint64_t end = rdtime() + WAIT_US / 1000000 * ticks_per_sec();
+	while (left) {
+		uint64_t now = rdtime();
+		if (now >= end)
+			break;
+		uint64_t us = (end - now) * 1000000 / ticks_per_sec() + 1;
+		uint64_t w[4] = { 0 };
+		struct sysret m = ipc_timed(SYS_RECV_TIMED, note, w, SLOT_NONE, us);
+		if (m.a0)
+			break;
+		uint64_t i = (uint64_t)m.a5 - badge0;
+		if ((uint64_t)m.a1 == MSG_DEATH && i < n && st[i] < 0) {
+			st[i] = m.a2;
+			left--;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (st[i] < 0)
+			task_kill(c[i].task);
+		task_wait(c[i].task);
+		cap_delete(c[i].task), cap_delete(c[i].ep);
+		slot_release(c[i].task), slot_release(c[i].ep);
+	}
 }
 
 static int kill_round(unsigned *dead, unsigned *hung, char *why)
@@ -251,14 +267,15 @@ static int kill_round(unsigned *dead, unsigned *hung, char *why)
 	long st = task_wait(b.driver);
 	CHECK(st == EXIT_KILLED, "the driver ended with %ld", st);
 	printf("driverkill: driver killed under %u client threads\n", CLIENTS * CLIENT_THREADS);
+	long cst[CLIENTS];
+	children_end(note, 100, cl, CLIENTS, cst);
 	for (unsigned i = 0; i < CLIENTS; i++) {
-		st = child_end(note, 100 + i, &cl[i]);
-		if (st < 0) {
+		if (cst[i] < 0) {
 			++*hung;
 			continue;
 		}
-		CHECK(st > STATUS_BASE && st < STATUS_BASE + 100, "client %u ended with %ld", i, st);
-		*dead += (unsigned)(st - STATUS_BASE);
+		CHECK(cst[i] > STATUS_BASE && cst[i] < STATUS_BASE + 100, "client %u ended with %ld", i, cst[i]);
+		*dead += (unsigned)(cst[i] - STATUS_BASE);
 	}
 	/* Our own cap to the dead driver fails too, at once. */
 	r = blk_read(&b, 0, 0, 1);
@@ -282,7 +299,8 @@ static int restart_round(char *why)
 	char *argv[] = { "driverkill", "--verify", NULL };
 	if (child_start(&b, &c, argv, 2, 200, note, why))
 		return 1;
-	long st = child_end(note, 200, &c);
+	long st;
+	children_end(note, 200, &c, 1, &st);
 	blk_stop(&b);
 	cap_delete(note);
 	slot_release(note);

@@ -1,5 +1,7 @@
 /* Client buffers: frames clients share with the driver for the data of
- * their requests, each owned by the badge of the cap it came through. */
+ * their requests. Each client (badge) numbers its own buffers from 0, so
+ * one client's attaches never break another's run of indexes, and no
+ * index can name another client's frame. */
 #include "ulib.h"
 #include "vblk.h"
 
@@ -9,42 +11,75 @@ void buf_init(struct vblk *v)
 		v->bufs[i].frame = -1;
 }
 
+/* The table entry of badge's buffer index, or -1. */
+static long buf_find(struct vblk *v, uint64_t badge, unsigned index)
+{
+	for (unsigned i = 0; i < NBUF; i++)
+		if (v->bufs[i].frame >= 0 && v->bufs[i].badge == badge && v->bufs[i].index == index)
+			return i;
+	return -1;
+}
+
+/* The lowest index badge has not attached, and a free table entry in
+ * *slot; -E_NOMEM when the table is full. */
+static long buf_free_index(struct vblk *v, uint64_t badge, unsigned *slot)
+{
+	uint64_t used[NBUF / 64] = { 0 };
+	long free_slot = -1;
+	for (unsigned i = 0; i < NBUF; i++) {
+		struct vblk_buf *b = &v->bufs[i];
+		if (b->frame < 0) {
+			if (free_slot < 0)
+				free_slot = i;
+		} else if (b->badge == badge) {
+			used[b->index / 64] |= 1ull << (b->index % 64);
+		}
+	}
+	if (free_slot < 0)
+		return -E_NOMEM;
+	*slot = (unsigned)free_slot;
+	unsigned k = 0;
+	while (used[k / 64] & (1ull << (k % 64)))
+		k++;             /* fewer than NBUF are used: one is clear */
+	return k;
+}
+
 /* Take frame cap `frame` (a slot of ours, just received) as a buffer of
- * `badge`: its index (the lowest free one, so a client attaching pages in
- * a row gets consecutive ones), or -E_* with the cap deleted: -E_BADCAP
- * (not a frame cap), -E_PERM (no R_READ), -E_NOMEM (table full), or
- * SYS_DMA_ADDR's error. On success the slot is the buffer's. */
+ * `badge`: its index (the lowest that badge has free, so a client
+ * attaching pages one after another gets consecutive ones), or -E_* with
+ * the cap deleted: -E_BADCAP (not a frame cap), -E_PERM (no R_READ),
+ * -E_NOMEM (table full), or SYS_DMA_ADDR's error. On success the slot is
+ * the buffer's. */
 long buf_attach(struct vblk *v, uint64_t badge, long frame)
 {
 	struct cap_info ci;
-	long r = cap_info(frame, &ci);
-	unsigned i = 0;
+	unsigned slot = 0;
+	long r = cap_info(frame, &ci), index = 0;
 	if (!r && ci.type != CAP_FRAME)
 		r = -E_BADCAP;
 	if (!r && !(ci.rights & R_READ))
 		r = -E_PERM;
-	while (!r && i < NBUF && v->bufs[i].frame >= 0)
-		i++;
-	if (!r && i == NBUF)
-		r = -E_NOMEM;
+	if (!r && (index = buf_free_index(v, badge, &slot)) < 0)
+		r = index;
 	long a = r ? r : sc2(SYS_DMA_ADDR, v->mmio, frame);
 	if (a < 0) {
 		cap_delete(frame);
 		slot_release(frame);
 		return a;
 	}
-	v->bufs[i] = (struct vblk_buf){ .frame = frame, .badge = badge, .dma = (uint64_t)a,
-					.writable = (ci.rights & R_WRITE) != 0 };
-	return i;
+	v->bufs[slot] = (struct vblk_buf){ .frame = frame, .badge = badge, .index = (unsigned)index,
+					   .dma = (uint64_t)a, .writable = (ci.rights & R_WRITE) != 0 };
+	return index;
 }
 
-/* Drop buffer index of badge: 0, -E_PERM (not its buffer, or none),
- * -E_BUSY (a request in flight uses it: the device may still touch it). */
+/* Drop badge's buffer index: 0, -E_PERM (it has no such buffer), -E_BUSY
+ * (a request in flight uses it: the device may still touch it). */
 long buf_detach(struct vblk *v, uint64_t badge, unsigned index)
 {
-	if (index >= NBUF || v->bufs[index].frame < 0 || v->bufs[index].badge != badge)
+	long i = buf_find(v, badge, index);
+	if (i < 0)
 		return -E_PERM;
-	struct vblk_buf *b = &v->bufs[index];
+	struct vblk_buf *b = &v->bufs[i];
 	if (b->busy)
 		return -E_BUSY;
 	cap_delete(b->frame);
@@ -53,16 +88,19 @@ long buf_detach(struct vblk *v, uint64_t badge, unsigned index)
 	return 0;
 }
 
-/* Buffers first .. first + pages - 1 all belong to badge (and, when the
- * device writes them, came with R_WRITE): 0 or -E_PERM. */
-long buf_check(struct vblk *v, uint64_t badge, unsigned first, unsigned pages, int device_writes)
+/* badge's buffers first .. first + pages - 1 all exist (and, when the
+ * device writes them, came with R_WRITE): 0 and their table entries in
+ * out[0..pages), or -E_PERM. */
+long buf_check(struct vblk *v, uint64_t badge, unsigned first, unsigned pages, int device_writes,
+	       uint16_t *out)
 {
 	if (first >= NBUF || pages > NBUF - first)
 		return -E_PERM;
-	for (unsigned p = first; p < first + pages; p++) {
-		struct vblk_buf *b = &v->bufs[p];
-		if (b->frame < 0 || b->badge != badge || (device_writes && !b->writable))
+	for (unsigned p = 0; p < pages; p++) {
+		long i = buf_find(v, badge, first + p);
+		if (i < 0 || (device_writes && !v->bufs[i].writable))
 			return -E_PERM;
+		out[p] = (uint16_t)i;
 	}
 	return 0;
 }

@@ -18,8 +18,8 @@ long req_init(struct vblk *v)
 
 static void mark_bufs(struct vblk *v, struct vblk_req *r, int d)
 {
-	for (unsigned p = r->first; p < r->first + r->pages; p++)
-		v->bufs[p].busy += (unsigned)d;
+	for (unsigned p = 0; p < r->pages; p++)
+		v->bufs[r->buf[p]].busy += (unsigned)d;
 }
 
 /* Answer r's client with result and free the record. A client that died
@@ -70,7 +70,8 @@ long req_submit(struct vblk *v, uint64_t badge, uint32_t op, uint64_t sector, un
 	if (sector >= v->sectors || n > v->sectors - sector)
 		return -E_RANGE;
 	uint32_t type = op == BLK_READ ? VBLK_T_IN : VBLK_T_OUT;
-	long e = buf_check(v, badge, first, pages, type == VBLK_T_IN);
+	uint16_t bufs[BLK_MAX_PAGES];
+	long e = buf_check(v, badge, first, pages, type == VBLK_T_IN, bufs);
 	if (e)
 		return e;
 	struct vblk_req *r = NULL;
@@ -82,7 +83,8 @@ long req_submit(struct vblk *v, uint64_t badge, uint32_t op, uint64_t sector, un
 	if ((e = sc1(SYS_REPLY_SAVE, r->reply)))
 		return e;
 	*r = (struct vblk_req){ .state = RQ_WAITING, .reply = r->reply, .type = type,
-				.sector = sector, .first = first, .pages = pages };
+				.sector = sector, .pages = pages };
+	memcpy(r->buf, bufs, sizeof bufs);
 	mark_bufs(v, r, 1);
 	if (v->wait_tail)
 		v->wait_tail->next = r;

@@ -55,7 +55,7 @@ int ring_post(struct vblk *v, struct vblk_req *r, unsigned idx)
 		uint16_t n = desc_get(v);
 		v->desc[d].next = n;
 		d = n;
-		desc_set(v, d, v->bufs[r->first + p].dma, 4096, data_flags);
+		desc_set(v, d, v->bufs[r->buf[p]].dma, 4096, data_flags);
 	}
 	uint16_t s = desc_get(v);
 	v->desc[d].next = s;

@@ -13,6 +13,7 @@
 #define VBLK_H
 
 #include <stdint.h>
+#include "blk.h"
 #include "virtio_mmio.h"
 
 #define VQ_MAX 128          /* queue entries we use at most: the ring fits one page */
@@ -30,6 +31,7 @@
 struct vblk_buf {
 	long frame;          /* our copy of the client's frame cap; -1: free */
 	uint64_t badge;      /* whose it is */
+	unsigned index;      /* its number among that client's buffers */
 	uint64_t dma;        /* its physical address, for the device */
 	int writable;        /* the cap had R_WRITE: the device may write it (READ) */
 	unsigned busy;       /* requests in flight that use it: no detach meanwhile */
@@ -42,7 +44,8 @@ struct vblk_req {
 	long reply;          /* our slot for its saved reply cap (fixed per record) */
 	uint32_t type;       /* VBLK_T_IN / VBLK_T_OUT */
 	uint64_t sector;
-	unsigned first, pages;
+	unsigned pages;
+	uint16_t buf[BLK_MAX_PAGES];   /* its buffers' table entries, page by page */
 	uint16_t head;       /* its first descriptor while in flight */
 	struct vblk_req *next;   /* the waiting list */
 };
@@ -116,6 +119,7 @@ long req_init(struct vblk *v);
 void buf_init(struct vblk *v);
 long buf_attach(struct vblk *v, uint64_t badge, long frame);
 long buf_detach(struct vblk *v, uint64_t badge, unsigned index);
-long buf_check(struct vblk *v, uint64_t badge, unsigned first, unsigned pages, int device_writes);
+long buf_check(struct vblk *v, uint64_t badge, unsigned first, unsigned pages, int device_writes,
+	       uint16_t *out);
 
 #endif

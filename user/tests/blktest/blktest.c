@@ -84,7 +84,7 @@ static void worker_main(void *arg)
 
 /* The refusals, each with a request that works next to it so a refusal
  * cannot come from a broken driver. 0, or 1 with why. */
-static int refusals(struct blk *b, struct worker *w0, char *why)
+static int refusals(struct blk *b, struct worker *w0, unsigned nbufs, char *why)
 {
 	long r;
 	unsigned buf = w0->first;
@@ -111,18 +111,24 @@ static int refusals(struct blk *b, struct worker *w0, char *why)
 	CHECK(frame_alloc(f) == 0, "frame_alloc");
 	long mine = blk_attach(&c, f);
 	CHECK(mine >= 0, "the second client's attach: %s", err_name(mine));
-	r = blk_read(&c, 0, buf, 1);
-	CHECK(r == -E_PERM, "a read into another client's buffer gave %s, not E_PERM", err_name(r));
-	r = blk_write(&c, 0, buf, 1);
-	CHECK(r == -E_PERM, "a write from another client's buffer gave %s, not E_PERM", err_name(r));
-	r = blk_read(b, 0, (unsigned)mine, 1);
-	CHECK(r == -E_PERM, "the first client used the second's buffer: %s, not E_PERM", err_name(r));
-	r = blk_detach(&c, buf);
+	/* Indexes are each client's own: buf + 5 is one of ours the second
+	 * client never attached, and past our last one is nobody's of ours. */
+	CHECK(mine == 0, "the second client's first buffer is %ld, not 0", mine);
+	r = blk_read(&c, 0, buf + 5, 1);
+	CHECK(r == -E_PERM, "a read naming another client's buffer gave %s, not E_PERM", err_name(r));
+	r = blk_write(&c, 0, buf + 5, 1);
+	CHECK(r == -E_PERM, "a write naming another client's buffer gave %s, not E_PERM", err_name(r));
+	r = blk_read(&c, 0, (unsigned)mine, 2);
+	CHECK(r == -E_PERM, "a request running past the client's buffers gave %s, not E_PERM", err_name(r));
+	r = blk_read(b, 0, nbufs, 1);
+	CHECK(r == -E_PERM, "a read naming an index we never attached gave %s, not E_PERM", err_name(r));
+	r = blk_detach(&c, buf + 5);
 	CHECK(r == -E_PERM, "a detach of another client's buffer gave %s, not E_PERM", err_name(r));
 	r = blk_read(&c, 0, (unsigned)mine, 1);
 	CHECK(r == 0, "the second client's read of its own buffer: %s", err_name(r));
 	uint64_t w[4] = { BLK_SETUP_MMIO, 0, 0, 0 };
-	r = ipc(SYS_CALL, c.ep, w, SLOT_NONE).a0;
+	struct sysret m = ipc(SYS_CALL, c.ep, w, SLOT_NONE);
+	r = m.a0 ? m.a0 : m.a1;
 	CHECK(r == -E_PERM, "a client's BLK_SETUP_MMIO gave %s, not E_PERM", err_name(r));
 	/* A frame the client may only read: the device must not write it. */
 	CHECK(cap_mint(f, ro, R_READ, 0, 0, 0) == 0, "mint a read-only frame cap");
@@ -212,7 +218,7 @@ int main(int argc, char **argv)
 		bad = 1;
 	}
 	if (!bad)
-		bad = refusals(&b, &ws[0], why);
+		bad = refusals(&b, &ws[0], made * BLK_MAX_PAGES, why);
 	for (unsigned t = 0; t < made; t++)
 		blk_buffers_free(&b, BLK_MAX_PAGES, ws[t].va, frames[t], ws[t].first);
 	blk_stop(&b);
