@@ -18,7 +18,6 @@
 #define ROLE_FM_CLIENT 1
 #define FM_VA 0x3000000000UL
 #define FM_MAX_TASKS 8
-enum { FM_READY = 1, FM_DONE };
 
 static struct {
 	struct fsdisk disk;
@@ -32,33 +31,19 @@ static struct {
 	int done;                      /* the pager thread has returned */
 } d;
 
-/* A client: ready call, CRC of the whole mapping, report it. */
-static int client(void)
-{
-	uint64_t w[4] = { FM_READY, 0, 0, 0 };
-	struct sysret r = ipc(SYS_CALL, SLOT_GIVEN, w, SLOT_NONE);
-	if (r.a0 || r.a1)
-		return 3;
-	uint64_t size = (uint64_t)r.a2;
-	w[0] = FM_DONE;
-	w[1] = crc32_update(0, (const void *)FM_VA, size);
-	r = ipc(SYS_CALL, SLOT_GIVEN, w, SLOT_NONE);
-	return r.a0 ? 4 : 0;
-}
-
 static long on_message(struct pager *pg, uint64_t badge, const uint64_t w[4], uint64_t reply[4])
 {
 	(void)pg;
 	unsigned k = (unsigned)badge - 1;
 	if (k >= d.tasks)
 		return 0;
-	if (w[0] == FM_READY) {
+	if (w[0] == MAP_READY) {
 		long err = 0;
 		if (fspager_attach(&d.fp, d.task[k], FM_VA, &err))
 			d.attached++;
 		reply[0] = (uint64_t)err;
 		reply[1] = d.fp.file.size;
-	} else if (w[0] == FM_DONE) {
+	} else if (w[0] == MAP_DONE) {
 		d.crc[k] = (uint32_t)w[1];
 		d.reported[k] = 1;
 	}
@@ -155,7 +140,7 @@ static int run_tasks(const char *path, const struct ext2_inode *in, uint32_t wan
 int main(int argc, char **argv)
 {
 	if (spawn_arg() == ROLE_FM_CLIENT)
-		return client();
+		return map_client(FM_VA);
 	const char *path = NULL;
 	unsigned long tasks = 2;
 	for (int i = 1; i < argc; i++) {

@@ -61,22 +61,20 @@ long fspager_init(struct fspager *fp, struct fsdisk *disk, const struct ext2_ino
 	if (ext2_type(file) != EXT2_T_REG || !file->size)
 		return -E_INVAL;
 	fp->pages = (file->size + PG - 1) / PG;
-	fp->cache = malloc(fp->pages * sizeof *fp->cache);
+	fp->cache = pager_cache_new(fp->pages);
 	fp->stage = malloc(FSPAGER_AHEAD * PG);
 	if (!fp->cache || !fp->stage) {
-		free(fp->cache);
+		pager_cache_free(fp->cache, fp->pages);
 		free(fp->stage);
 		return -E_NOMEM;
 	}
-	for (unsigned long i = 0; i < fp->pages; i++)
-		fp->cache[i] = -1;
 	fp->disk = disk;
 	fp->file = *file;
 	fp->ops = (struct pager_ops){ .fault = fs_fault, .client_gone = more ? more->client_gone : NULL,
 				      .message = more ? more->message : NULL };
 	long r = pager_init(&fp->pg, &fp->ops, fp);
 	if (r) {
-		free(fp->cache);
+		pager_cache_free(fp->cache, fp->pages);
 		free(fp->stage);
 	}
 	return r;
@@ -90,12 +88,7 @@ struct pager_client *fspager_attach(struct fspager *fp, long task, uint64_t base
 void fspager_fini(struct fspager *fp)
 {
 	pager_fini(&fp->pg);
-	for (unsigned long i = 0; i < fp->pages; i++)
-		if (fp->cache[i] >= 0) {
-			cap_delete(fp->cache[i]);
-			slot_release(fp->cache[i]);
-		}
-	free(fp->cache);
+	pager_cache_free(fp->cache, fp->pages);
 	free(fp->stage);
 	fp->cache = NULL;
 	fp->stage = NULL;
