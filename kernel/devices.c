@@ -2,6 +2,7 @@
  * keeping the nodes with registers that the kernel leaves to user space. */
 #include <patina/errno.h>
 #include "devices.h"
+#include "bootinfo.h"
 #include "devtree.h"
 #include "fdt.h"
 #include "kstring.h"
@@ -11,6 +12,9 @@
 
 static struct kdevice devs[DEVICES_MAX];
 static unsigned ndevs;
+/* Every window lies in [span_lo, span_hi): device_pa's quick answer for
+ * the addresses of RAM. */
+static paddr_t span_lo = ~(paddr_t)0, span_hi;
 
 /* What the kernel drives itself, by compatible string: interrupt
  * controllers and timers (the console is the one /chosen names). */
@@ -80,11 +84,21 @@ static void add_device(struct scan *s, const struct dt_dev *d, const char *compa
 		printk("devices: table full, %s at %lx left out\n", compat, (unsigned long)d->base);
 		return;
 	}
+	paddr_t lo = d->base & ~(PAGE_SIZE - 1);
+	paddr_t hi = (d->base + d->size + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	/* A window over RAM would hand out frames the allocator also gives
+	 * away, and make device_pa call frames device pages. */
+	for (int i = 0; i < boot_info.nmem; i++) {
+		const struct phys_range *m = &boot_info.mem[i];
+		if (lo < m->base + m->size && m->base < hi) {
+			printk("devices: %s at %lx overlaps memory, left out\n", compat,
+			       (unsigned long)d->base);
+			return;
+		}
+	}
 	struct kdevice *k = &devs[ndevs];
 	memset(k, 0, sizeof *k);
 	strlcpy(k->info.compatible, compat, sizeof k->info.compatible);
-	paddr_t lo = d->base & ~(PAGE_SIZE - 1);
-	paddr_t hi = (d->base + d->size + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	k->info.base = lo;
 	k->info.size = hi - lo;
 	int len;
@@ -101,6 +115,10 @@ static void add_device(struct scan *s, const struct dt_dev *d, const char *compa
 			       (unsigned long)lo);
 		}
 	}
+	if (lo < span_lo)
+		span_lo = lo;
+	if (hi > span_hi)
+		span_hi = hi;
 	ndevs++;
 }
 
@@ -146,6 +164,16 @@ unsigned devices_count(void)
 const struct kdevice *device_at(unsigned i)
 {
 	return i < ndevs ? &devs[i] : NULL;
+}
+
+bool device_pa(uint64_t pa)
+{
+	if (pa < span_lo || pa >= span_hi)
+		return false;
+	for (unsigned i = 0; i < ndevs; i++)
+		if (pa - devs[i].info.base < devs[i].info.size)
+			return true;
+	return false;
 }
 
 int device_reset(unsigned i)

@@ -7,6 +7,7 @@
 #ifndef KERNEL_DEVICES_H
 #define KERNEL_DEVICES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <patina/device.h>
 
@@ -22,14 +23,19 @@ struct kdevice {
 
 /* Boot, once, after the kernel page table is in effect (kmap_build): fill
  * the table from the DTB at blob. A node the table has no room for, or
- * whose window is not a range of physical addresses, is left out (and
- * said so on the console). A DEVF_RESET device whose registers cannot be
+ * whose window is not a range of physical addresses or overlaps memory,
+ * is left out (and said so on the console). A DEVF_RESET device whose registers cannot be
  * mapped for the kernel loses the flag. Returns the number of devices. */
 unsigned devices_init(const void *blob);
 
 /* How many devices there are; device i for i below that, else NULL. */
 unsigned devices_count(void);
 const struct kdevice *device_at(unsigned i);
+
+/* Is pa inside some device's window? Such a page is never a frame: no
+ * window overlaps a memory node's range (devices_init leaves those out).
+ * Any context; a range check for every address outside all windows. */
+bool device_pa(uint64_t pa);
 
 /* Stop device i's DMA if the kernel knows how (DEVF_RESET; virtio-mmio:
  * Status register 0 once its magic value is seen). Returns 1 if it was

@@ -67,3 +67,32 @@ long sys_device_caps(struct task *t, long kslot, uint64_t index, long mslot, lon
 	spin_unlock_irqrestore(&mk_lock, f);
 	return err;
 }
+
+/* The caps are looked up with their types first, so a slot that holds no
+ * cap of its type is -E_BADCAP whatever the rights of the other. */
+long sys_dma_addr(struct task *t, long mslot, long fslot)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&t->cspace_lock);
+	struct cap *mc = cap_lookup(t, mslot, CAP_MMIO, 0, &err);
+	struct cap *fc = mc ? cap_lookup(t, fslot, CAP_FRAME, 0, &err) : NULL;
+	uint64_t pa = fc ? fc->o.pa : 0;
+	if (fc && !(mc->rights & R_DMA))
+		err = -E_PERM;
+	spin_unlock_irqrestore(&t->cspace_lock, f);
+	return err ? err : (long)pa;
+}
+
+void device_task_dying(struct task *t)
+{
+	uint64_t done = 0;     /* devices reset already (DEVICES_MAX bits) */
+	_Static_assert(DEVICES_MAX <= 64, "one bit per device");
+	for (long s = 0; s < cspace_extent(t); s++) {
+		int err;
+		struct cap *c = cap_lookup(t, s, CAP_MMIO, R_DMA, &err);
+		if (!c || (done >> c->o.dev & 1))
+			continue;
+		done |= 1ull << c->o.dev;
+		device_reset(c->o.dev);
+	}
+}

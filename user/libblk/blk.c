@@ -172,6 +172,15 @@ long blk_client_cap(struct blk *b, uint64_t badge, long dst)
 	return cap_mint(b->owner, dst, R_SEND | R_GRANT, badge, 0, 0);
 }
 
+long blk_forget(struct blk *b, uint64_t badge)
+{
+	if (b->owner < 0)
+		return -E_PERM;
+	uint64_t out[3];
+	long r = blk_call(b->owner, BLK_FORGET, badge, 0, 0, SLOT_NONE, out);
+	return r ? r : (long)out[0];
+}
+
 long blk_attach(struct blk *b, long frame)
 {
 	uint64_t out[3];

@@ -24,6 +24,16 @@
  *                            also needs each buffer's frame cap to have had
  *                            R_WRITE (the device writes it), else -E_PERM.
  *
+ *   BLK_FORGET  w1 = badge -> w1 = buffers dropped now. Owner only (badge 0,
+ *                            else -E_PERM): a client is gone (its parent
+ *                            learnt it, e.g. from a death notice) and the
+ *                            driver drops every buffer of that badge; one a
+ *                            request in flight still uses goes when the
+ *                            request completes. The driver has no task cap
+ *                            of its clients and cannot learn their death
+ *                            itself: without BLK_FORGET a dead client's
+ *                            buffers stay until the driver ends.
+ *
  * Set-up (from the driver's parent, on the unbadged cap; badge 0 is the
  * owner): the driver is spawned with `give` = the endpoint it serves (with
  * R_RECV: it holds the only such cap) and no kernel cap, then gets
@@ -61,6 +71,7 @@ enum blk_op {
 	BLK_WRITE,
 	BLK_SETUP_MMIO,
 	BLK_SETUP_IRQ,
+	BLK_FORGET,
 };
 #define BLK_BADGE_OWNER  0ull          /* the parent's unbadged cap */
 #define BLK_BADGE_DRIVER (1ull << 63)  /* reserved for the driver's own messages */
@@ -89,6 +100,10 @@ long blk_connect(struct blk *b, long ep);
  * R_GRANT with `badge` (its buffers are told apart by it). Needs b started
  * by blk_start (else -E_PERM); badge 0 or with bit 63 set: -E_INVAL. */
 long blk_client_cap(struct blk *b, uint64_t badge, long dst);
+
+/* BLK_FORGET badge on b's driver (b started by blk_start, else -E_PERM):
+ * the number of buffers dropped now, or -E_*. */
+long blk_forget(struct blk *b, uint64_t badge);
 
 /* Share frame `frame` (a frame cap; a copy is sent) with the driver:
  * its buffer index, or -E_*. */

@@ -15,7 +15,8 @@ void buf_init(struct vblk *v)
 static long buf_find(struct vblk *v, uint64_t badge, unsigned index)
 {
 	for (unsigned i = 0; i < NBUF; i++)
-		if (v->bufs[i].frame >= 0 && v->bufs[i].badge == badge && v->bufs[i].index == index)
+		if (v->bufs[i].frame >= 0 && v->bufs[i].badge == badge && v->bufs[i].index == index &&
+		    !v->bufs[i].orphan)
 			return i;
 	return -1;
 }
@@ -31,7 +32,7 @@ static long buf_free_index(struct vblk *v, uint64_t badge, unsigned *slot)
 		if (b->frame < 0) {
 			if (free_slot < 0)
 				free_slot = i;
-		} else if (b->badge == badge) {
+		} else if (b->badge == badge && !b->orphan) {
 			used[b->index / 64] |= 1ull << (b->index % 64);
 		}
 	}
@@ -72,6 +73,39 @@ long buf_attach(struct vblk *v, uint64_t badge, long frame)
 	return index;
 }
 
+/* Free entry i now if nothing uses it, else mark it to go when its last
+ * request completes (buf_release). 1 when freed now. */
+static int buf_drop(struct vblk *v, unsigned i)
+{
+	struct vblk_buf *b = &v->bufs[i];
+	if (b->busy) {
+		b->orphan = 1;
+		return 0;
+	}
+	cap_delete(b->frame);
+	slot_release(b->frame);
+	b->frame = -1;
+	return 1;
+}
+
+/* A request that used entry i is over. */
+void buf_release(struct vblk *v, unsigned i)
+{
+	if (!--v->bufs[i].busy && v->bufs[i].orphan)
+		buf_drop(v, i);
+}
+
+/* Every buffer of badge goes (BLK_FORGET): how many went now; the rest
+ * go with their requests and can no longer be named meanwhile. */
+long buf_forget(struct vblk *v, uint64_t badge)
+{
+	long n = 0;
+	for (unsigned i = 0; i < NBUF; i++)
+		if (v->bufs[i].frame >= 0 && v->bufs[i].badge == badge && !v->bufs[i].orphan)
+			n += buf_drop(v, i);
+	return n;
+}
+
 /* Drop badge's buffer index: 0, -E_PERM (it has no such buffer), -E_BUSY
  * (a request in flight uses it: the device may still touch it). */
 long buf_detach(struct vblk *v, uint64_t badge, unsigned index)
@@ -79,12 +113,9 @@ long buf_detach(struct vblk *v, uint64_t badge, unsigned index)
 	long i = buf_find(v, badge, index);
 	if (i < 0)
 		return -E_PERM;
-	struct vblk_buf *b = &v->bufs[i];
-	if (b->busy)
+	if (v->bufs[i].busy)
 		return -E_BUSY;
-	cap_delete(b->frame);
-	slot_release(b->frame);
-	b->frame = -1;
+	buf_drop(v, (unsigned)i);
 	return 0;
 }
 

@@ -35,35 +35,11 @@ static long start(struct vblk *v)
 		return -E_NOMEM;
 	}
 	r = sc2(SYS_IRQ_BIND, v->irq, s);
-	cap_delete(s);      /* the binding keeps its own reference */
+	cap_delete(s);      /* the binding lasts as long as the endpoint: the cap only named it, badged */
 	slot_release(s);
-	if (r == -E_NOSYS) {
-		/* A kernel without interrupt delivery: poll the used ring
-		 * between messages (wait_msg). */
-		printf("virtio-blk: no interrupts (SYS_IRQ_BIND: %s), polling\n", err_name(r));
-		return 0;
-	}
 	if (r)
 		vdev_stop(v);
-	else
-		v->irq_bound = 1;
 	return r;
-}
-
-/* The next message, answering the last call with rw first when `reply`.
- * With interrupts bound it blocks until something comes (an interrupt is
- * a message). Without, it waits at most one timer tick while requests
- * are in flight, and a timeout comes back as a0 = -E_TIMEDOUT: time to
- * look at the used ring. */
-static struct sysret wait_msg(struct vblk *v, int reply, uint64_t rw[4], long rslot)
-{
-	if (v->irq_bound)
-		return ipc(reply ? SYS_REPLY_RECV : SYS_RECV, v->ep, rw, rslot);
-	if (reply)
-		ipc(SYS_REPLY, 0, rw, SLOT_NONE);
-	if (!v->inflight)
-		return ipc(SYS_RECV, v->ep, rw, rslot);
-	return ipc_timed(SYS_RECV_TIMED, v->ep, rw, rslot, 10000);
 }
 
 /* An interrupt: causes read and acknowledged at the device, the used ring
@@ -122,6 +98,11 @@ static long on_message(struct vblk *v, uint64_t badge, const struct sysret *m, l
 	}
 	case BLK_DETACH:
 		return buf_detach(v, badge, (unsigned)m->a2);
+	case BLK_FORGET:
+		if (badge != BLK_BADGE_OWNER)
+			return -E_PERM;
+		out[1] = (uint64_t)buf_forget(v, (uint64_t)m->a2);
+		return 0;
 	case BLK_READ:
 	case BLK_WRITE: {
 		int deferred;
@@ -146,13 +127,11 @@ int main(void)
 	for (;;) {
 		if (rslot < 0 && (rslot = slot_alloc()) < 0)
 			break;
-		struct sysret m = wait_msg(v, reply, rw, rslot);
+		/* Requests and interrupts (a message on the same endpoint) alike:
+		 * we sleep here until either comes. */
+		struct sysret m = ipc(reply ? SYS_REPLY_RECV : SYS_RECV, v->ep, rw, rslot);
 		reply = 0;
 		memset(rw, 0, sizeof rw);
-		if (m.a0 == -E_TIMEDOUT) {
-			req_complete_all(v);
-			continue;
-		}
 		if (m.a0)
 			break;       /* our endpoint is gone: nobody can reach us */
 		long cap = (m.a6 & IPC_GOT_CAP) ? rslot : -1;
@@ -175,8 +154,6 @@ int main(void)
 			cap_delete(cap);    /* a cap that came with a message that keeps none */
 		else if (m.a6 & IPC_GOT_CAP)
 			rslot = -1;         /* kept: take a fresh receive slot */
-		if (ready && !v->irq_bound)
-			req_complete_all(v);
 	}
 	if (reply)
 		ipc(SYS_REPLY, 0, rw, SLOT_NONE);

@@ -16,10 +16,10 @@ long req_init(struct vblk *v)
 	return 0;
 }
 
-static void mark_bufs(struct vblk *v, struct vblk_req *r, int d)
+static void mark_bufs(struct vblk *v, struct vblk_req *r)
 {
 	for (unsigned p = 0; p < r->pages; p++)
-		v->bufs[r->buf[p]].busy += (unsigned)d;
+		v->bufs[r->buf[p]].busy++;
 }
 
 /* Answer r's client with result and free the record. A client that died
@@ -29,7 +29,8 @@ static void finish(struct vblk *v, struct vblk_req *r, long result)
 	uint64_t w[4] = { (uint64_t)result, 0, 0, 0 };
 	ipc(SYS_REPLY_CAP, r->reply, w, SLOT_NONE);
 	cap_delete(r->reply);      /* a reply cap that could not be used stays otherwise */
-	mark_bufs(v, r, -1);
+	for (unsigned p = 0; p < r->pages; p++)
+		buf_release(v, r->buf[p]);
 	if (r->state == RQ_INFLIGHT)
 		v->inflight--;
 	r->state = RQ_FREE;
@@ -85,7 +86,7 @@ long req_submit(struct vblk *v, uint64_t badge, uint32_t op, uint64_t sector, un
 	*r = (struct vblk_req){ .state = RQ_WAITING, .reply = r->reply, .type = type,
 				.sector = sector, .pages = pages };
 	memcpy(r->buf, bufs, sizeof bufs);
-	mark_bufs(v, r, 1);
+	mark_bufs(v, r);
 	if (v->wait_tail)
 		v->wait_tail->next = r;
 	else

@@ -35,6 +35,7 @@ struct vblk_buf {
 	uint64_t dma;        /* its physical address, for the device */
 	int writable;        /* the cap had R_WRITE: the device may write it (READ) */
 	unsigned busy;       /* requests in flight that use it: no detach meanwhile */
+	int orphan;          /* forgotten (BLK_FORGET): freed when busy drops to 0 */
 };
 
 enum { RQ_FREE, RQ_WAITING, RQ_INFLIGHT };
@@ -56,7 +57,6 @@ struct vblk {
 	unsigned version;
 	uint64_t sectors;
 	long mmio, irq, ep;  /* our caps: the window, the line, the endpoint we serve */
-	int irq_bound;       /* interrupts come as messages; else we poll (no SYS_IRQ_BIND) */
 	/* queue */
 	unsigned qsize;
 	struct vq_desc *desc;
@@ -119,6 +119,8 @@ long req_init(struct vblk *v);
 void buf_init(struct vblk *v);
 long buf_attach(struct vblk *v, uint64_t badge, long frame);
 long buf_detach(struct vblk *v, uint64_t badge, unsigned index);
+long buf_forget(struct vblk *v, uint64_t badge);
+void buf_release(struct vblk *v, unsigned i);
 long buf_check(struct vblk *v, uint64_t badge, unsigned first, unsigned pages, int device_writes,
 	       uint16_t *out);
 

@@ -8,8 +8,8 @@
  * flight together. Every page read back is checked. Then the refusals:
  * past the end of the disk (-E_RANGE), a request naming another client's
  * buffer (-E_PERM), a read into a frame attached without R_WRITE
- * (-E_PERM), 0 or too many pages (-E_INVAL), and set-up messages from a
- * client (-E_PERM).
+ * (-E_PERM), 0 or too many pages (-E_INVAL), set-up and BLK_FORGET
+ * messages from a client (-E_PERM), and the owner's BLK_FORGET.
  * Last line `blktest: <N> requests, <C> corrupt, ok` and exit 0; a
  * `blktest: FAIL: ...` line and exit 1 otherwise; `blktest: no disk` and
  * exit 2 when no virtio block device is attached. */
@@ -141,6 +141,17 @@ static int refusals(struct blk *b, struct worker *w0, unsigned nbufs, char *why)
 	CHECK(blk_detach(&c, (unsigned)rb) == 0 && blk_detach(&c, (unsigned)mine) == 0, "detach");
 	r = blk_read(&c, 0, (unsigned)mine, 1);
 	CHECK(r == -E_PERM, "a read into a detached buffer gave %s, not E_PERM", err_name(r));
+	/* The owner drops a (dead) client's buffers; nobody else may. */
+	long again = blk_attach(&c, f);
+	CHECK(again == 0, "attach again: %ld", again);
+	w[0] = BLK_FORGET, w[1] = 2;
+	m = ipc(SYS_CALL, c.ep, w, SLOT_NONE);
+	r = m.a0 ? m.a0 : m.a1;
+	CHECK(r == -E_PERM, "a client's BLK_FORGET gave %s, not E_PERM", err_name(r));
+	r = blk_forget(b, 2);
+	CHECK(r == 1, "BLK_FORGET of the second client dropped %ld buffers, not 1", r);
+	r = blk_read(&c, 0, (unsigned)again, 1);
+	CHECK(r == -E_PERM, "a read into a forgotten buffer gave %s, not E_PERM", err_name(r));
 	blk_stop(&c);       /* connected, not started: drops its cap only */
 	cap_delete(f), cap_delete(ro);
 	slot_release(f), slot_release(ro);
