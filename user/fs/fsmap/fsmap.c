@@ -26,7 +26,7 @@ static struct {
 	uint32_t crc[FM_MAX_TASKS];
 	long status[FM_MAX_TASKS];
 	int reported[FM_MAX_TASKS];
-	unsigned tasks, gone, attached;
+	unsigned tasks, gone, attached, refused;
 	long served;                   /* pager_serve's result */
 	int done;                      /* the pager thread has returned */
 } d;
@@ -41,6 +41,8 @@ static long on_message(struct pager *pg, uint64_t badge, const uint64_t w[4], ui
 		long err = 0;
 		if (fspager_attach(&d.fp, d.task[k], FM_VA, &err))
 			d.attached++;
+		else if (++d.refused + d.gone == d.tasks)
+			pager_stop(pg);       /* no death notice comes from a task never attached */
 		reply[0] = (uint64_t)err;
 		reply[1] = d.fp.file.size;
 	} else if (w[0] == MAP_DONE) {
@@ -55,7 +57,7 @@ static void on_gone(struct pager *pg, struct pager_client *c, long status)
 	for (unsigned k = 0; k < d.tasks; k++)
 		if (d.task[k] == c->task)
 			d.status[k] = status;
-	if (++d.gone == d.attached && d.attached == d.tasks)
+	if (++d.gone + d.refused == d.tasks)
 		pager_stop(pg);
 }
 
