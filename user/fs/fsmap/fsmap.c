@@ -116,14 +116,19 @@ static int run_tasks(const char *path, const struct ext2_inode *in, uint32_t wan
 			task_kill(d.task[k]);
 		d.done = 1;
 	}
+	/* Block in the waits (a spinning thread would take a hart from the
+	 * tasks), then give the pager the moment it needs to see the last
+	 * death notice and stop. */
+	long st[FM_MAX_TASKS];
+	for (unsigned k = 0; k < d.tasks; k++)
+		st[k] = task_wait(d.task[k]);
 	while (d.tasks && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
 		sys_yield();
 	int ok = d.tasks == asked && !d.served && d.attached == asked;
 	for (unsigned k = 0; k < d.tasks; k++) {
-		long st = task_wait(d.task[k]);
 		slot_drop(&d.task[k]);
-		if (st || d.status[k] || !d.reported[k] || d.crc[k] != want) {
-			printf("fsmap: task %u: status %ld, crc32 %08x (file %08x)\n", k, st, d.crc[k], want);
+		if (st[k] || d.status[k] || !d.reported[k] || d.crc[k] != want) {
+			printf("fsmap: task %u: status %ld, crc32 %08x (file %08x)\n", k, st[k], d.crc[k], want);
 			ok = 0;
 		}
 	}
