@@ -443,7 +443,7 @@ static void reap(struct task *t)
 	/* A device t drove stops before the frames it named to it are
 	 * freed (the frame caps below, the mappings after). */
 	device_task_dying(t);
-	irq_task_gone(t);
+	irq_task_gone(t);        /* lines t bound: completed, disabled */
 	cspace_clear(t);
 	spin_unlock_irqrestore(&mk_lock, f);
 	t->tearing_down = 1;

@@ -7,6 +7,7 @@
 
 #define PG 4096UL
 #define VIRTIO_DEVICE_ID_OFF 8
+#define VIRTIO_STATUS_OFF 0x70
 #define VIRTIO_ID_BLOCK 2
 /* The driver's quota: its code, stack and heap, the ring and header
  * pages, and the CSpace chunks for up to 512 buffers and 64 saved
@@ -20,17 +21,17 @@ static long own_txn(uint32_t opc, uint64_t va, unsigned prot, long arg)
 	return r < 0 ? r : op.result;
 }
 
-/* The virtio device ID behind MMIO cap mmio: its first page mapped
- * read-only for the one read, then unmapped. The ID (0: an empty slot)
+/* The 32-bit register at off of the window behind MMIO cap mmio: its
+ * first page mapped read-only for the one read, then unmapped. The value
  * or -E_*. */
-static long virtio_device_id(long mmio)
+static long virtio_reg(long mmio, unsigned off)
 {
 	uint64_t va = uva_alloc(self_hart(), PG);
 	if (!va)
 		return -E_NOMEM;
 	long r = own_txn(ROP_MAP, va, PROT_R, mmio);
 	if (!r) {
-		r = *(volatile uint32_t *)(va + VIRTIO_DEVICE_ID_OFF);
+		r = *(volatile uint32_t *)(va + off);
 		own_txn(ROP_UNMAP, va, 0, 0);
 	}
 	uva_free(va, PG);
@@ -59,12 +60,26 @@ static long find_disk(void)
 			continue;
 		if ((r = sc6(SYS_DEVICE_CAPS, SLOT_KERNEL, i, s, SLOT_NONE, 0, 0)))
 			continue;
-		if (virtio_device_id(s) == VIRTIO_ID_BLOCK)
+		if (virtio_reg(s, VIRTIO_DEVICE_ID_OFF) == VIRTIO_ID_BLOCK)
 			found = i;
 		cap_delete(s);
 	}
 	slot_release(s);
 	return found;
+}
+
+long blk_device_status(void)
+{
+	long dev = find_disk(), s = dev < 0 ? dev : slot_alloc();
+	if (s < 0)
+		return s;
+	long r = sc6(SYS_DEVICE_CAPS, SLOT_KERNEL, dev, s, SLOT_NONE, 0, 0);
+	if (!r) {
+		r = virtio_reg(s, VIRTIO_STATUS_OFF);
+		cap_delete(s);
+	}
+	slot_release(s);
+	return r;
 }
 
 /* One call to the driver with a cap riding along (or SLOT_NONE): the

@@ -9,7 +9,8 @@
  *                            flight at once so far (a measure, for tests)
  *   BLK_ATTACH + frame cap (xfer) -> w1 = the buffer's index. The driver
  *                            keeps the cap (and so the frame) until the client
- *                            detaches it, dies or the driver ends; the client
+ *                            detaches it, the owner forgets the client
+ *                            (BLK_FORGET) or the driver ends; the client
  *                            keeps its own mapping of the frame and reads and
  *                            writes the data there.
  *   BLK_DETACH  w1 = index -> 0, -E_PERM (not attached), -E_BUSY (a request
@@ -18,9 +19,10 @@
  *   BLK_WRITE   same       -> 0, or -E_IO (the device said so), -E_RANGE
  *                            (past the end of the disk), -E_PERM (a buffer the
  *                            caller did not attach), -E_INVAL (pages 0 or more
- *                            than BLK_MAX_PAGES), -E_AGAIN (the driver holds
- *                            as many requests as it can: 64); pages p of the request use
- *                            buffers first + 0 .. first + pages - 1. A READ
+ *                            than BLK_MAX_PAGES, or the device does not support
+ *                            the request), -E_AGAIN (the driver holds as many
+ *                            requests as it can: 64); pages p of the request
+ *                            use buffers first + 0 .. first + pages - 1. A READ
  *                            also needs each buffer's frame cap to have had
  *                            R_WRITE (the device writes it), else -E_PERM.
  *
@@ -50,8 +52,9 @@
  * attach gets the lowest index that client has free, so pages attached one
  * after another get consecutive indexes whatever other clients do), so no
  * index can name another client's buffer: an index the caller has not
- * attached is refused (-E_PERM). Many requests may be in flight at once (from several threads
- * or tasks); each is answered when the device completes it, in any order.
+ * attached is refused (-E_PERM). Many requests may be in flight at once
+ * (from several threads or tasks); each is answered when the device
+ * completes it, in any order.
  * When the driver dies, every call in flight and every later one fails
  * (-E_DEAD): nothing hangs. */
 #ifndef PATINA_BLK_H
@@ -91,6 +94,13 @@ struct blk {
  * Returns 0, -E_NOENT (no disk attached), or the error of the step that
  * failed (nothing left behind). */
 long blk_start(struct blk *b);
+
+/* The virtio status register of the device blk_start would pick (needs
+ * the kernel cap): 0 once it is reset, with VIRTIO_STATUS_DRIVER_OK while
+ * a driver runs it; -E_NOENT with no disk. For tests of the device's
+ * life across a driver's death. */
+#define VIRTIO_STATUS_DRIVER_OK 4
+long blk_device_status(void);
 
 /* Connect through an endpoint cap we were given (a badged cap to a driver
  * someone else started): asks BLK_INFO. */

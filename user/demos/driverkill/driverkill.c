@@ -5,6 +5,8 @@
  * their own sectors in a loop, several requests in flight at once. Once
  * every thread has had a few requests answered the clients say so, and we
  * kill the driver task (SYS_TASK_KILL) mid-I/O. Then:
+ *   - the kernel reset the device when it reaped the driver (its status
+ *     register reads 0; DRIVER_OK before the kill);
  *   - every client thread's request in flight or queued fails with E_DEAD,
  *     and so does a later one: each client checks its own threads and
  *     exits with 10 + the number of E_DEAD failures it saw (1 on anything
@@ -35,19 +37,6 @@
 #define STATUS_BASE 10
 
 static volatile int dk_done;
-
-static void watchdog(void *a)
-{
-	*(volatile int *)a = 1;
-	uint64_t end = rdtime() + 90 * ticks_per_sec();
-	while (!dk_done) {
-		if (rdtime() > end) {
-			printf("driverkill: FAIL: timed out (something hangs)\n");
-			sys_exit(1);
-		}
-		sys_yield();
-	}
-}
 
 /* ---- the client tasks ---- */
 
@@ -263,10 +252,18 @@ static int kill_round(unsigned *dead, unsigned *hung, char *why)
 		CHECK(!m.a0 && (uint64_t)m.a1 == DK_READY, "client %u not under way: %s", i, err_name(m.a0));
 		ipc(SYS_REPLY, 0, w, SLOT_NONE);
 	}
+	uint64_t iw[4] = { BLK_INFO, 0, 0, 0 };
+	unsigned long inflight = (unsigned long)ipc(SYS_CALL, b.ep, iw, SLOT_NONE).a4;
+	long dst = blk_device_status();
+	CHECK(dst >= 0 && (dst & VIRTIO_STATUS_DRIVER_OK), "the running device's status is %ld", dst);
 	CHECK(task_kill(b.driver) == 0, "kill the driver");
 	long st = task_wait(b.driver);
 	CHECK(st == EXIT_KILLED, "the driver ended with %ld", st);
-	printf("driverkill: driver killed under %u client threads\n", CLIENTS * CLIENT_THREADS);
+	/* The kernel stopped the device (its DMA) when it reaped the driver. */
+	dst = blk_device_status();
+	CHECK(dst == 0, "the device's status after the driver's death is %ld, not 0 (reset)", dst);
+	printf("driverkill: driver killed under %u client threads (up to %lu requests in flight at once"
+	       " before), device reset\n", CLIENTS * CLIENT_THREADS, inflight);
 	long cst[CLIENTS];
 	children_end(note, 100, cl, CLIENTS, cst);
 	for (unsigned i = 0; i < CLIENTS; i++) {
@@ -308,13 +305,6 @@ static int restart_round(char *why)
 	return 0;
 }
 
-static __attribute__((noinline)) void touch_stack(void)
-{
-	volatile char buf[8192];
-	for (int i = 0; i < (int)sizeof buf; i += 512)
-		buf[i] = 0;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long n = 0, base = 0;
@@ -325,14 +315,11 @@ int main(int argc, char **argv)
 		return verify_main();
 	if (argc > 1)
 		return prog_usage("driverkill (no options)");
-	static volatile int wd_up;
-	long wd = uthread_start(watchdog, (void *)&wd_up, -1, 1);
+	long wd = watchdog_start("driverkill", 90, &dk_done);
 	if (wd < 0) {
 		printf("driverkill: FAIL: no watchdog thread (%s)\n", err_name(wd));
 		return 1;
 	}
-	while (!wd_up)
-		sys_yield();
 	touch_stack();
 	struct kcounters before;
 	settled_counters(&before);

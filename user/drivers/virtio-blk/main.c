@@ -39,6 +39,9 @@ static long start(struct vblk *v)
 	slot_release(s);
 	if (r)
 		vdev_stop(v);
+	else
+		printf("virtio-blk: virtio-mmio version %u, %lu sectors, queue of %u\n", v->version,
+		       (unsigned long)v->sectors, v->qsize);
 	return r;
 }
 
@@ -115,9 +118,13 @@ static long on_message(struct vblk *v, uint64_t badge, const struct sysret *m, l
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argv;
 	struct vblk *v = &vb;
+	struct cap_info ci;
+	if (argc > 1 || cap_info(SLOT_GIVEN, &ci) || ci.type != CAP_ENDPOINT)
+		return prog_usage("virtio-blk (a server: libblk's blk_start starts it with its endpoint)");
 	v->mmio = v->irq = -1;
 	v->ep = SLOT_GIVEN;
 	buf_init(v);
@@ -130,6 +137,12 @@ int main(void)
 		/* Requests and interrupts (a message on the same endpoint) alike:
 		 * we sleep here until either comes. */
 		struct sysret m = ipc(reply ? SYS_REPLY_RECV : SYS_RECV, v->ep, rw, rslot);
+		if (m.a0 == -E_QUOTA || m.a0 == -E_NOMEM)
+			/* No frame for the receive slot's CSpace chunk: the call did
+			 * nothing (not even the answer). Take this message without a
+			 * slot: a cap riding on it is dropped (an attach then gets
+			 * E_BADCAP), and the driver keeps serving. */
+			m = ipc(reply ? SYS_REPLY_RECV : SYS_RECV, v->ep, rw, SLOT_NONE);
 		reply = 0;
 		memset(rw, 0, sizeof rw);
 		if (m.a0)

@@ -9,11 +9,16 @@
  * past the end of the disk (-E_RANGE), a request naming another client's
  * buffer (-E_PERM), a read into a frame attached without R_WRITE
  * (-E_PERM), 0 or too many pages (-E_INVAL), set-up and BLK_FORGET
- * messages from a client (-E_PERM), and the owner's BLK_FORGET.
+ * messages from a client (-E_PERM), and the owner's BLK_FORGET; and a
+ * client task that dies with buffers attached: once its owner forgets
+ * its badge its frames are free again.
  * Last line `blktest: <N> requests, <C> corrupt, ok` and exit 0; a
- * `blktest: FAIL: ...` line and exit 1 otherwise; `blktest: no disk` and
+ * `blktest: FAIL: ...` line and exit 1 otherwise; with --readonly (the
+ * disk attached read-only) it checks instead that writes fail with E_IO
+ * (the device's status byte) and reads work; `blktest: no disk` and
  * exit 2 when no virtio block device is attached. */
 #include "ulib.h"
+#include "testlib.h"
 #include "blk.h"
 
 #define PG 4096UL
@@ -158,17 +163,85 @@ static int refusals(struct blk *b, struct worker *w0, unsigned nbufs, char *why)
 	return 0;
 }
 
+/* --readonly: the disk is attached read-only (QEMU answers writes with
+ * VIRTIO_BLK_S_IOERR): each write must fail with E_IO, each read work.
+ * 0, or 1 with why; requests counted in *n. */
+static int readonly_checks(struct blk *b, unsigned first, unsigned long *n, char *why)
+{
+	for (unsigned i = 0; i < 8; i++, *n += 2) {
+		uint64_t sector = i * 37 * BLK_PAGE_SECTORS;
+		long r = blk_write(b, sector, first, 1 + i);
+		CHECK(r == -E_IO, "a write to a read-only disk gave %s, not E_IO", err_name(r));
+		r = blk_read(b, sector, first, 1 + i);
+		CHECK(r == 0, "a read of a read-only disk gave %s", err_name(r));
+	}
+	printf("blktest: read-only disk: writes fail with E_IO, reads work\n");
+	return 0;
+}
+
+#define DYING_PAGES 4
+#define DYING_BADGE 3
+
+/* --dying-client: attach DYING_PAGES buffers through the cap in
+ * SLOT_GIVEN and end without detaching them. */
+static int dying_client(void)
+{
+	struct blk c;
+	long frames[DYING_PAGES];
+	uint64_t va;
+	unsigned first;
+	long r = blk_connect(&c, SLOT_GIVEN);
+	if (!r)
+		r = blk_buffers_new(&c, DYING_PAGES, &va, frames, &first);
+	return r ? 1 : 0;
+}
+
+/* A client task dies with buffers attached; the driver cannot see it
+ * (no task cap of its clients), so we, its owner, forget its badge on
+ * its death: every one of its frames must come back to the kernel. 0,
+ * or 1 with why. */
+static int client_death(struct blk *b, char *why)
+{
+	long cap = slot_alloc(), task = slot_alloc();
+	long r = blk_client_cap(b, DYING_BADGE, cap);
+	CHECK(r == 0, "client cap: %s", err_name(r));
+	char *argv[] = { "blktest", "--dying-client", NULL };
+	r = program_spawn_give(self_module(), 2, argv, QUOTA(128, 2, 2, 0), task, cap, 0);
+	CHECK(r == 0, "spawn a client: %s", err_name(r));
+	long st = task_wait(task);
+	CHECK(st == 0, "the client ended with %ld", st);
+	cap_delete(task), cap_delete(cap);
+	slot_release(task), slot_release(cap);
+	struct kcounters k0, k1;
+	settled_counters(&k0);
+	r = blk_forget(b, DYING_BADGE);
+	CHECK(r == DYING_PAGES, "BLK_FORGET of the dead client dropped %ld buffers, not %d", r, DYING_PAGES);
+	settled_counters(&k1);
+	CHECK(k1.free_frames >= k0.free_frames + DYING_PAGES,
+	      "%ld frames came back when the dead client's %d buffers were dropped",
+	      (long)(k1.free_frames - k0.free_frames), DYING_PAGES);
+	printf("blktest: a dead client's %d buffers dropped (BLK_FORGET), their frames back\n", DYING_PAGES);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--dying-client"))
+		return dying_client();
 	unsigned long threads = 4, passes = 2;
+	int readonly = 0;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--readonly")) {
+			readonly = 1;
+			continue;
+		}
 		if (!strcmp(argv[i], "--threads") && i + 1 < argc && !parse_ulong(argv[++i], &threads) &&
 		    threads >= 1 && threads <= MAX_THREADS)
 			continue;
 		if (!strcmp(argv[i], "--passes") && i + 1 < argc && !parse_ulong(argv[++i], &passes) &&
 		    passes >= 1 && passes <= 100)
 			continue;
-		return prog_usage("blktest [--threads 1-8] [--passes 1-100]");
+		return prog_usage("blktest [--threads 1-8] [--passes 1-100] [--readonly]");
 	}
 	struct blk b;
 	long r = blk_start(&b);
@@ -202,6 +275,12 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	unsigned long requests = 0, corrupt = 0;
+	if (readonly) {
+		if (!bad)
+			bad = readonly_checks(&b, ws[0].first, &requests, why);
+		threads = 0;
+	}
 	long ncpu = dbg(DBG_NCPUS, 0, 0);
 	for (unsigned t = 0; !bad && t < threads; t++)
 		if ((r = uthread_start(worker_main, &ws[t], (int)(t % (unsigned long)ncpu), 1)) < 0) {
@@ -209,7 +288,6 @@ int main(int argc, char **argv)
 			bad = 1;
 			threads = t;
 		}
-	unsigned long requests = 0, corrupt = 0;
 	for (unsigned t = 0; t < threads && made == threads; t++) {
 		while (!ws[t].done)
 			sys_yield();
@@ -222,14 +300,16 @@ int main(int argc, char **argv)
 	}
 	uint64_t w[4] = { BLK_INFO, 0, 0, 0 };
 	struct sysret info = ipc(SYS_CALL, b.ep, w, SLOT_NONE);
-	if (!bad)
+	if (!bad && threads)
 		printf("blktest: %lu threads, at most %ld requests in flight at once\n", threads, info.a4);
 	if (!bad && threads > 1 && ncpu > 1 && info.a4 < 2) {
 		snprintf(why, sizeof why, "never more than one request in flight");
 		bad = 1;
 	}
-	if (!bad)
+	if (!bad && threads)
 		bad = refusals(&b, &ws[0], made * BLK_MAX_PAGES, why);
+	if (!bad && threads)
+		bad = client_death(&b, why);
 	for (unsigned t = 0; t < made; t++)
 		blk_buffers_free(&b, BLK_MAX_PAGES, ws[t].va, frames[t], ws[t].first);
 	blk_stop(&b);

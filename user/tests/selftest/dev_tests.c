@@ -86,19 +86,23 @@ static uint64_t query(long region, uint64_t va, uint64_t *kind)
 
 static uint32_t rd32(uint64_t va) { return *(volatile uint32_t *)va; }
 
-/* After a test that passed: frame objects, caps and tasks back where they
- * were (settled), else 1 with the difference in why. */
-static int leak_check(const struct kcounters *before, char *why)
+/* The start of most tests below: the counters as they are, the first
+ * virtio-mmio device (*d) and its MMIO cap (and IRQ cap, if irq is not
+ * NULL) in fresh slots. 0, or 1 with why filled. */
+static int virtio_caps(struct kcounters *before, struct device_info *d, long *mm, long *irq,
+		       char *why)
 {
-	struct kcounters after;
-	settled_counters(&after);
-	if (after.frame_objs == before->frame_objs && after.caps == before->caps &&
-	    after.tasks == before->tasks)
-		return 0;
-	snprintf(why, 160, "leak: frame objects %ld, caps %ld, tasks %ld",
-		 (long)(after.frame_objs - before->frame_objs),
-		 (long)(after.caps - before->caps), (long)(after.tasks - before->tasks));
-	return 1;
+	why[0] = 0;
+	settled_counters(before);
+	long v = find_device("virtio,mmio", d);
+	if (v < 0) {
+		snprintf(why, 160, "no virtio-mmio device");
+		return 1;
+	}
+	long r = caps_of(v, mm, irq);
+	if (r)
+		snprintf(why, 160, "device caps: %ld", r);
+	return r ? 1 : 0;
 }
 
 int dev_list(char *why)
@@ -203,7 +207,7 @@ out:
 	slot_drop(&irq);
 	slot_drop(&taken);
 	slot_drop(&kro);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }
 
 int dev_map_mmio(char *why)
@@ -211,11 +215,8 @@ int dev_map_mmio(char *why)
 	struct kcounters before, mapped, after;
 	struct device_info d;
 	long mm = -1, anon = -1;
-	why[0] = 0;
-	settled_counters(&before);
-	long v = find_device("virtio,mmio", &d);
-	CK(v >= 0, "no virtio-mmio device");
-	CK(caps_of(v, &mm, NULL) == 0, "device caps");
+	if (virtio_caps(&before, &d, &mm, NULL, why))
+		goto out;
 	/* A page beside the device's keeps the leaf table through the unmap,
 	 * so a frame count that moves could only be the device page's. */
 	CK(pg_map_frame_with(DV_ANON, 0, 1, &anon) == 0, "map a frame beside");
@@ -257,7 +258,7 @@ out:
 	txn_one(SLOT_SELF_AS, ROP_UNMAP, 0, DV_ANON, 0, NULL);
 	slot_drop(&mm);
 	slot_drop(&anon);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }
 
 int dev_map_refused(char *why)
@@ -265,11 +266,8 @@ int dev_map_refused(char *why)
 	struct kcounters before;
 	struct device_info d;
 	long mm = -1, irq = -1, ro = -1, sub = -1, f = -1;
-	why[0] = 0;
-	settled_counters(&before);
-	long v = find_device("virtio,mmio", &d);
-	CK(v >= 0, "no virtio-mmio device");
-	CK(caps_of(v, &mm, &irq) == 0, "device caps");
+	if (virtio_caps(&before, &d, &mm, &irq, why))
+		goto out;
 	long r = map_dev(SLOT_SELF_AS, mm, DV_VA, d.size + DV_PG, PROT_R);
 	CK(r == -E_RANGE, "a mapping beyond the window: %ld", r);
 	r = map_dev(SLOT_SELF_AS, mm, DV_VA, 100, PROT_R);
@@ -321,7 +319,7 @@ out:
 	slot_drop(&ro);
 	slot_drop(&sub);
 	slot_drop(&f);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }
 
 int dev_clone(char *why)
@@ -329,11 +327,8 @@ int dev_clone(char *why)
 	struct kcounters before;
 	struct device_info d;
 	long mm = -1, task = -1, rc = -1;
-	why[0] = 0;
-	settled_counters(&before);
-	long v = find_device("virtio,mmio", &d);
-	CK(v >= 0, "no virtio-mmio device");
-	CK(caps_of(v, &mm, NULL) == 0, "device caps");
+	if (virtio_caps(&before, &d, &mm, NULL, why))
+		goto out;
 	CK(map_dev(SLOT_SELF_AS, mm, DV_VA, 0, PROT_R | PROT_W) == 0, "map the window");
 	CK(mem_reserve(DV_ANON, DV_PG) == 0, "reserve beside it");
 	*(volatile uint64_t *)DV_ANON = 0xc0de;
@@ -361,7 +356,7 @@ out:
 	slot_drop(&mm);
 	slot_drop(&rc);
 	slot_drop(&task);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }
 
 int dev_dma_addr(char *why)
@@ -369,11 +364,8 @@ int dev_dma_addr(char *why)
 	struct kcounters before;
 	struct device_info d;
 	long mm = -1, nodma = -1, f = -1, g = -1, irq = -1;
-	why[0] = 0;
-	settled_counters(&before);
-	long v = find_device("virtio,mmio", &d);
-	CK(v >= 0, "no virtio-mmio device");
-	CK(caps_of(v, &mm, &irq) == 0, "device caps");
+	if (virtio_caps(&before, &d, &mm, &irq, why))
+		goto out;
 	f = slot_alloc();
 	g = slot_alloc();
 	CK(frame_alloc(f) == 0 && frame_alloc(g) == 0, "frames");
@@ -406,7 +398,7 @@ out:
 	slot_drop(&nodma);
 	slot_drop(&f);
 	slot_drop(&g);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }
 
 /* The child of dev_reset_on_death: the driver. Maps the MMIO cap it was
@@ -484,5 +476,5 @@ out:
 	slot_drop(&mm);
 	slot_drop(&nodma);
 	slot_drop(&nogrant);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }
