@@ -35,9 +35,12 @@ struct uart {
 
 /* The first enabled ns16550a in the device tree with an interrupt the
  * controller has, its registers mapped (once: the mapping stays for the
- * next run). 0, or -E_NOENT (none: the test is skipped). */
+ * next run). 0, or -E_NOENT (no controller or no such UART: the test is
+ * skipped). */
 static int uart_find(struct uart *u)
 {
+	if (!irqchip_lines())
+		return -E_NOENT;
 	static const char *const compat[] = { "ns16550a", "ns16550" };
 	static volatile uint8_t *mapped;
 	static paddr_t mapped_pa;
@@ -193,10 +196,8 @@ static int uart_message_checks(const struct uart *u, struct endpoint *e, uint32_
 KTEST(62, irq_uart_message)
 {
 	struct uart u;
-	if (!irqchip_lines())
-		return KSKIP("no interrupt controller");
 	if (uart_find(&u))
-		return KSKIP("no ns16550a with an interrupt in the device tree");
+		return KSKIP("no interrupt controller, or no ns16550a with an interrupt");
 	struct thread *me = cur_thread();
 	if (!me || !me->task)
 		return KSKIP("run outside a task (no quota to charge an endpoint to)");
@@ -231,10 +232,8 @@ KTEST(62, irq_uart_message)
 KTEST(62, irq_unbound_line_masked)
 {
 	struct uart u;
-	if (!irqchip_lines())
-		return KSKIP("no interrupt controller");
 	if (uart_find(&u))
-		return KSKIP("no ns16550a with an interrupt in the device tree");
+		return KSKIP("no interrupt controller, or no ns16550a with an interrupt");
 	uint32_t hart = cpus[0].hartid;
 	uint32_t ier0 = ier_read(&u);
 	unsigned long c0 = irq_unbound_count();

@@ -267,6 +267,7 @@ int child_main(long arg)
 	case ROLE_DEATH_CHILD: case ROLE_DEATH_WATCHER: return death_role(arg);
 	case ROLE_PLAT_CSPACE: return plat_cspace_child();
 	case ROLE_DEV_DRIVER: return dev_driver_role();
+	case ROLE_DEV_IRQ_BINDER: return dev_irq_binder_role(arg);
 	case ROLE_PP_FILE: case ROLE_PP_RACE: case ROLE_PP_TOUCH: case ROLE_PP_MANY:
 		return plat_pager_role(arg);
 	}

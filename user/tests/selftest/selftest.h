@@ -146,6 +146,13 @@ int dev_map_refused(char *why);
 int dev_clone(char *why);
 int dev_dma_addr(char *why);
 int dev_reset_on_death(char *why);
+/* Interrupts as messages (dev_irq.c, selftest names dev_irq_*) and the
+ * binder child of dev_irq_binder_death. */
+enum { ROLE_DEV_IRQ_BINDER = 232 };
+int dev_irq_binder_role(long arg);
+int dev_irq_bind_rules(char *why);
+int dev_irq_message(char *why);
+int dev_irq_binder_death(char *why);
 
 /* Dirty and residency tracking for pagers (dirty_tests.c). */
 int mm_dirty_bitmap(char *why);

@@ -911,6 +911,9 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "dev_clone", dev_clone },
 	{ "dev_dma_addr", dev_dma_addr },
 	{ "dev_reset_on_death", dev_reset_on_death },
+	{ "dev_irq_bind_rules", dev_irq_bind_rules },
+	{ "dev_irq_message", dev_irq_message },
+	{ "dev_irq_binder_death", dev_irq_binder_death },
 };
 
 int cmd_selftest(int argc, char **argv)
