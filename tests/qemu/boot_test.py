@@ -75,6 +75,8 @@ def main():
                    help="exact status, 'nonzero', or 'panic' (the kernel must panic)")
     p.add_argument("--expect-line", action="append", default=[],
                    help="a substring some output line must contain")
+    p.add_argument("--expect-lines-from", action="append", default=[], metavar="FILE",
+                   help="each line of FILE (one written at build time) as an --expect-line")
     p.add_argument("--expect-mib", type=int,
                    help="RAM the banner must report (default: from --mem)")
     p.add_argument("--expect-paging",
@@ -96,6 +98,9 @@ def main():
                    "per fault")
     p.add_argument("extra", nargs="*")
     opts = p.parse_args()
+    for path in opts.expect_lines_from:
+        with open(path) as f:
+            opts.expect_line += [ln.rstrip("\n") for ln in f if ln.strip()]
 
     # A QEMU without the machine cannot say anything about the kernel on
     # it: meson's skip status (77), with the reason printed.

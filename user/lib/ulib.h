@@ -15,6 +15,7 @@
 #include <string.h>
 #include <errno.h>
 #include "textargs.h"  /* lib/: split_args, parse_u64, str_starts_with */
+#include "crc32.h"     /* lib/: crc32_update */
 
 struct sysret { long a0, a1, a2, a3, a4, a5, a6; };
 
@@ -151,9 +152,6 @@ long program_spawn(long module, int argc, char **argv, long quota, long dst);
  * that needs no boot authority gets none). */
 long program_spawn_give(long module, int argc, char **argv, long quota, long dst, long give,
 			int kernel);
-/* crc32.c: zlib's CRC-32 of len bytes at buf, continuing from crc (0 to
- * start). */
-uint32_t crc32_update(uint32_t crc, const void *buf, size_t len);
 /* Print "usage: <usage>" and return 2: what a program does with an
  * unknown option or argument. */
 int prog_usage(const char *usage);

@@ -429,3 +429,21 @@ long pager_serve(struct pager *pg)
 		}
 	}
 }
+
+long *pager_cache_new(unsigned long n)
+{
+	long *cache = malloc((n ? n : 1) * sizeof *cache);
+	for (unsigned long i = 0; cache && i < n; i++)
+		cache[i] = -1;
+	return cache;
+}
+
+void pager_cache_free(long *cache, unsigned long n)
+{
+	for (unsigned long i = 0; cache && i < n; i++)
+		if (cache[i] >= 0) {
+			cap_delete(cache[i]);
+			slot_release(cache[i]);
+		}
+	free(cache);
+}

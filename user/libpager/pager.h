@@ -120,6 +120,12 @@ long pager_kill(struct pager_fault *f);
  * number of clients may map) in a new slot *slot. 0 or an error. */
 long pager_frame_new(const void *src, unsigned rights, long *slot);
 
+/* A page cache of n frame caps, each slot empty (-1): the array (free it
+ * with pager_cache_free), or NULL when out of memory. */
+long *pager_cache_new(unsigned long n);
+/* Delete every frame cap the cache holds, free it. */
+void pager_cache_free(long *cache, unsigned long n);
+
 /* Range helpers: off is an offset in c's range (4 KiB aligned), len a
  * multiple of 4 KiB. Each is one region transaction, locking only the
  * pages it names; 0 or an error (-E_RANGE outside the range). */

@@ -58,4 +58,12 @@ void pg_unmap(uint64_t va, uint64_t len);
 /* Map a fresh frame at va holding v at offset off; its slot in *slot. */
 long pg_map_frame_with(uint64_t va, uint64_t off, uint64_t v, long *slot);
 
+/* mapclient.c: a client of a read-only file mapping (filedemo, fsmap).
+ * It calls MAP_READY on the endpoint cap in SLOT_GIVEN (the answer: word
+ * 0 an error or 0, word 1 the file's size, once the file is mapped at
+ * va), computes the CRC-32 of those bytes of the mapping and calls
+ * MAP_DONE with it in word 1. Its exit status: 0, 3 (not mapped), 4. */
+enum { MAP_READY = 1, MAP_DONE };
+int map_client(uint64_t va);
+
 #endif

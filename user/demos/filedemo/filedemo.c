@@ -12,7 +12,6 @@
 #define ROLE_FD_CLIENT 1
 #define FD_VA 0x2000000000UL
 #define FD_MAX_CLIENTS 8
-enum { FD_READY = 1, FD_DONE };
 
 static struct {
 	struct filepager fp;
@@ -22,33 +21,19 @@ static struct {
 	unsigned clients, gone, attached;
 } d;
 
-/* A client: ready call, read the whole image, report its CRC. */
-static int client(void)
-{
-	uint64_t w[4] = { FD_READY, 0, 0, 0 };
-	struct sysret r = ipc(SYS_CALL, SLOT_GIVEN, w, SLOT_NONE);
-	if (r.a0 || r.a1)
-		return 3;
-	uint64_t size = (uint64_t)r.a2;
-	w[0] = FD_DONE;
-	w[1] = crc32_update(0, (const void *)FD_VA, size);
-	r = ipc(SYS_CALL, SLOT_GIVEN, w, SLOT_NONE);
-	return r.a0 ? 4 : 0;
-}
-
 static long on_message(struct pager *pg, uint64_t badge, const uint64_t w[4], uint64_t reply[4])
 {
 	(void)pg;
 	unsigned k = (unsigned)badge - 1;
 	if (k >= d.clients)
 		return 0;
-	if (w[0] == FD_READY) {
+	if (w[0] == MAP_READY) {
 		long err = 0;
 		if (filepager_attach(&d.fp, d.task[k], FD_VA, &err))
 			d.attached++;
 		reply[0] = (uint64_t)err;
 		reply[1] = d.fp.size;
-	} else if (w[0] == FD_DONE) {
+	} else if (w[0] == MAP_DONE) {
 		d.crc[k] = (uint32_t)w[1];
 	}
 	return 1;
@@ -125,7 +110,7 @@ static int run(unsigned long pages, unsigned clients)
 int main(int argc, char **argv)
 {
 	if (spawn_arg() == ROLE_FD_CLIENT)
-		return client();
+		return map_client(FD_VA);
 	unsigned long pages = 1024, clients = 2;
 	for (int i = 1; i < argc; i++) {
 		unsigned long *v = !strcmp(argv[i], "--pages") ? &pages :

@@ -50,11 +50,9 @@ long filepager_init(struct filepager *fp, const void *image, uint64_t size,
 	if (!size)
 		return -E_INVAL;
 	fp->pages = (size + PG - 1) / PG;
-	fp->cache = malloc(fp->pages * sizeof *fp->cache);
+	fp->cache = pager_cache_new(fp->pages);
 	if (!fp->cache)
 		return -E_NOMEM;
-	for (unsigned long i = 0; i < fp->pages; i++)
-		fp->cache[i] = -1;
 	fp->image = image;
 	fp->size = size;
 	fp->owner = owner;
@@ -62,7 +60,7 @@ long filepager_init(struct filepager *fp, const void *image, uint64_t size,
 				      .message = more ? more->message : NULL };
 	long r = pager_init(&fp->pg, &fp->ops, fp);
 	if (r)
-		free(fp->cache);
+		pager_cache_free(fp->cache, fp->pages);
 	return r;
 }
 
@@ -74,11 +72,6 @@ struct pager_client *filepager_attach(struct filepager *fp, long task, uint64_t 
 void filepager_fini(struct filepager *fp)
 {
 	pager_fini(&fp->pg);
-	for (unsigned long i = 0; i < fp->pages; i++)
-		if (fp->cache[i] >= 0) {
-			cap_delete(fp->cache[i]);
-			slot_release(fp->cache[i]);
-		}
-	free(fp->cache);
+	pager_cache_free(fp->cache, fp->pages);
 	fp->cache = NULL;
 }

@@ -1,6 +1,6 @@
 /* CRC-32 as zlib computes it (reflected, polynomial 0xedb88320), so a
  * program's checksum can be compared with the host's. */
-#include "ulib.h"
+#include "crc32.h"
 
 uint32_t crc32_update(uint32_t crc, const void *buf, size_t len)
 {
