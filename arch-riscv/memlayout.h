@@ -1,7 +1,8 @@
 /* The kernel's virtual memory map. This header owns every fixed address.
  *
  *   0x0000000000000000 .. (low half)        user space (later issues)
- *   0xffffffc000000000 .. +254 GiB          direct map: PA p at DIRECT_MAP_BASE + p
+ *   0xffffffc000000000 .. +252 GiB          direct map: PA p at DIRECT_MAP_BASE + p
+ *   0xffffffff00000000 .. +1 GiB            device registers the kernel maps (kmap_mmio)
  *   0xffffffff80000000 .. top               kernel image, linked at +0x200000
  *
  * Both ranges are canonical in Sv39, Sv48 and Sv57, so the layout does not
@@ -23,7 +24,9 @@ struct phys_range {
 #define PAGE_SIZE         (1UL << PAGE_SHIFT)
 #define DIRECT_MAP_BASE   0xffffffc000000000UL
 #define KERNEL_VBASE      0xffffffff80000000UL
-#define DIRECT_MAP_SIZE   (KERNEL_VBASE - DIRECT_MAP_BASE)
+#define KMMIO_BASE        (KERNEL_VBASE - (2UL << 30))
+#define KMMIO_SIZE        (1UL << 30)
+#define DIRECT_MAP_SIZE   (KMMIO_BASE - DIRECT_MAP_BASE)
 
 /* Link address minus load address of the image; written by entry.S before
  * any C code runs. */

@@ -83,26 +83,12 @@ static int translate(const void *blob, const int *anc, int depth, uint64_t *addr
 	return 0;
 }
 
-struct walk {
-	const void *blob;
-	const char *const *compats;
-	int n;
-	int anc[DT_MAX_DEPTH];          /* anc[0] the root .. anc[d] the node at depth d */
-	struct dt_dev *out;
-};
-
-/* Does the node at anc[depth] match, with a reg that reaches the CPU?
- * Fills w->out when it does. */
-static bool try_node(struct walk *w, int depth)
+/* The first reg entry of the node at anc[depth], translated to a CPU
+ * address: true and d->node, base, size filled (which left alone), or
+ * false when it has none or it does not reach the CPU. */
+static bool node_reg(const void *blob, const int *anc, int depth, struct dt_dev *d)
 {
-	const void *blob = w->blob;
-	int node = w->anc[depth], parent = w->anc[depth - 1];
-	int which = -1;
-	for (int i = 0; i < w->n && which < 0; i++)
-		if (dt_is_compatible(blob, node, w->compats[i]))
-			which = i;
-	if (which < 0)
-		return false;
+	int node = anc[depth], parent = anc[depth - 1];
 	uint32_t ac = cells_prop(blob, parent, "#address-cells", 2);
 	uint32_t sc = cells_prop(blob, parent, "#size-cells", 1);
 	int len;
@@ -111,45 +97,96 @@ static bool try_node(struct walk *w, int depth)
 		return false;
 	uint64_t addr = fdt_read_cells(reg, ac);
 	uint64_t size = sc ? fdt_read_cells(reg + 4 * ac, sc) : 0;
-	if (translate(blob, w->anc, depth, &addr))
+	if (translate(blob, anc, depth, &addr))
 		return false;
-	w->out->node = node;
-	w->out->which = which;
-	w->out->base = addr;
-	w->out->size = size;
+	d->node = node;
+	d->base = addr;
+	d->size = size;
 	return true;
 }
 
-/* Search the subtree at `node` (depth `depth`). Returns 0 when found,
- * -E_NOENT when not, -E_INVAL for a malformed blob or a tree deeper than
- * DT_MAX_DEPTH. A disabled node hides its whole subtree. */
-static int walk(struct walk *w, int node, int depth)
+/* A callback's "stop here, it is found": positive, so no error code. */
+#define DT_FOUND 2
+
+struct visit {
+	const void *blob;
+	dt_visit_fn fn;
+	void *ctx;
+	int anc[DT_MAX_DEPTH];
+};
+
+/* Visit the subtree at `node` (depth `depth`): 0 when done, the
+ * callback's stop value (negative, or DT_FOUND) when it stopped, -E_INVAL
+ * for a malformed blob or a tree deeper than DT_MAX_DEPTH. */
+static int visit(struct visit *v, int node, int depth)
 {
 	if (depth >= DT_MAX_DEPTH)
 		return -E_INVAL;
-	w->anc[depth] = node;
+	v->anc[depth] = node;
 	if (depth > 0) {
-		if (!dt_node_enabled(w->blob, node))
-			return -E_NOENT;
-		if (try_node(w, depth))
+		if (!dt_node_enabled(v->blob, node))
+			return 0;
+		struct dt_dev d = { .node = node, .which = -1 };
+		bool has_reg = node_reg(v->blob, v->anc, depth, &d);
+		int r = v->fn(v->ctx, &d, depth, has_reg);
+		if (r < 0 || r == DT_FOUND)
+			return r;
+		if (r > 0)
 			return 0;
 	}
-	int c = fdt_first_child(w->blob, node);
+	int c = fdt_first_child(v->blob, node);
 	while (c >= 0) {
-		int r = walk(w, c, depth + 1);
-		if (r != -E_NOENT)
+		int r = visit(v, c, depth + 1);
+		if (r)
 			return r;
-		c = fdt_next_sibling(w->blob, c);
+		c = fdt_next_sibling(v->blob, c);
 	}
-	return c == -E_NOENT ? -E_NOENT : -E_INVAL;
+	return c == -E_NOENT ? 0 : -E_INVAL;
+}
+
+/* The walk of dt_walk, and DT_FOUND when fn stopped it with that. */
+static int walk_all(const void *blob, dt_visit_fn fn, void *ctx)
+{
+	struct visit v = { .blob = blob, .fn = fn, .ctx = ctx };
+	int root = fdt_root(blob);
+	if (root < 0)
+		return -E_INVAL;
+	return visit(&v, root, 0);
+}
+
+int dt_walk(const void *blob, dt_visit_fn fn, void *ctx)
+{
+	int r = walk_all(blob, fn, ctx);
+	return r == DT_FOUND ? 0 : r;
+}
+
+struct find {
+	const void *blob;
+	const char *const *compats;
+	int n;
+	struct dt_dev *out;
+};
+
+/* dt_find_compatible's callback: the first node that matches, with a reg
+ * that reaches the CPU, ends the walk. */
+static int find_node(void *ctx, const struct dt_dev *d, int depth, bool has_reg)
+{
+	struct find *f = ctx;
+	(void)depth;
+	for (int i = 0; has_reg && i < f->n; i++) {
+		if (dt_is_compatible(f->blob, d->node, f->compats[i])) {
+			*f->out = *d;
+			f->out->which = i;
+			return DT_FOUND;
+		}
+	}
+	return 0;
 }
 
 int dt_find_compatible(const void *blob, const char *const *compats, int n,
 		       struct dt_dev *out)
 {
-	struct walk w = { .blob = blob, .compats = compats, .n = n, .out = out };
-	int root = fdt_root(blob);
-	if (root < 0)
-		return -E_INVAL;
-	return walk(&w, root, 0);
+	struct find f = { .blob = blob, .compats = compats, .n = n, .out = out };
+	int r = walk_all(blob, find_node, &f);
+	return r == DT_FOUND ? 0 : r ? r : -E_NOENT;
 }

@@ -34,4 +34,17 @@ bool dt_node_enabled(const void *blob, int node);
 int dt_find_compatible(const void *blob, const char *const *compats, int n,
 		       struct dt_dev *out);
 
+/* Called by dt_walk for each enabled node below the root, depth 1 for a
+ * child of the root. d->node is the node; when has_reg, d->base and
+ * d->size are its first reg entry as a CPU address (d->which is -1).
+ * Returns 0 to go on into the node's children, 1 to skip them, or a
+ * negative error to stop the walk. */
+typedef int (*dt_visit_fn)(void *ctx, const struct dt_dev *d, int depth, bool has_reg);
+
+/* Every enabled node in depth-first order (a disabled node hides its
+ * subtree). Returns 0 when the walk ended, the callback's negative value
+ * when it stopped it, or -E_INVAL for a malformed blob or a tree deeper
+ * than DT_MAX_DEPTH (the nodes before the defect were visited). */
+int dt_walk(const void *blob, dt_visit_fn fn, void *ctx);
+
 #endif

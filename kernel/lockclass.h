@@ -13,6 +13,9 @@
  *                    anything below it here (region_txn_no_mk_lock is the
  *                    one deliberate exception, a test)
  *    20  mk          mk_lock: derivation tree, lifecycle (kernel/mk/mk.h)
+ *    25  irq         the interrupt-line table (kernel/mk/irq.c): taken
+ *                    under mk_lock, and alone by the interrupt handler,
+ *                    which posts under it (an endpoint lock)
  *    30  endpoint    an endpoint's IPC lock (ipc.c ep_lock, test-and-set)
  *    40  cspace      a task's CSpace lock (task.c, cap.c); an IPC transfer
  *                    installs a cap under an endpoint lock
@@ -23,6 +26,8 @@
  *    70  asid        the ASID allocator (uvm.c)
  *    75  sd_park     a hart's ring of frames parked behind shootdowns
  *    80  frame_pool  the frame allocator's shared pool (mm/frame)
+ *    85  irqchip     the interrupt controller's shared enable registers
+ *                    (arch-riscv/plic.c)
  *    90  console     printk's console lock: anything may print
  *
  * Two locks of one class may be held together only when the class says
@@ -50,6 +55,7 @@ struct lock_class {
 #define LOCK_CLASSES(X) \
 	X(authority,  "authority",  10, 0) \
 	X(mk,         "mk",         20, 0) \
+	X(irq,        "irq",        25, 0) \
 	X(endpoint,   "endpoint",   30, 0) \
 	X(cspace,     "cspace",     40, 0) \
 	X(fault,      "fault",      50, 0) \
@@ -58,6 +64,7 @@ struct lock_class {
 	X(asid,       "asid",       70, 0) \
 	X(sd_park,    "sd_park",    75, 0) \
 	X(frame_pool, "frame_pool", 80, 0) \
+	X(irqchip,    "irqchip",    85, 0) \
 	X(console,    "console",    90, 0)
 
 #define LOCK_CLASS_DECLARE(id, nm, rk, fl) \

@@ -6,10 +6,12 @@
 #include "boot.h"
 #include "cmd.h"
 #include "cpu.h"
+#include "devices.h"
 #include "fdt.h"
 #include "frame.h"
 #include "failalloc.h"
 #include "harts.h"
+#include "irqchip.h"
 #include "kstring.h"
 #include "memmap.h"
 #include "mm_platform.h"
@@ -111,6 +113,9 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	if (err)
 		panic("cannot set up per-hart memory (error %d)", err);
 
+	/* The devices left to user space, while only this hart runs. */
+	devices_init(phys_to_virt(boot_info.dtb_pa));
+
 	int sstc = ba.timer_sstc && boot_info.ncpus > 0;
 	for (int i = 0; i < boot_info.ncpus; i++)
 		if (boot_info.cpus[i].okay && !boot_info.cpus[i].has_sstc)
@@ -122,6 +127,10 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	if (timer_start_hart())
 		panic("boot hart timer did not start");
 	arch_ipi_irq_on();
+	/* The interrupt controller before the other harts start (each turns
+	 * its own context on); its complaint after the banner. */
+	int irqchip_err = irqchip_init(phys_to_virt(boot_info.dtb_pa));
+	irqchip_init_hart(this_cpu()->hartid);
 	irq_enable();
 
 	smp_start_harts(&boot_info);
@@ -132,6 +141,11 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	printk("patina: %u harts, %s, %lu MiB, mm=%s\n", ncpus,
 	       paging_name(boot_config.paging_levels), (unsigned long)(ram >> 20),
 	       mm_name(boot_config.mm));
+	if (irqchip_err == -E_NOENT)
+		printk("patina: no interrupt controller in the device tree: device interrupts off\n");
+	else if (irqchip_err)
+		printk("patina: interrupt controller unusable (error %d): device interrupts off\n",
+		       irqchip_err);
 
 	/* init runs the command line in its shell (or the interactive
 	 * shell); its exit prints "patina: exit <status>" and powers off. */

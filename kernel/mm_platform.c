@@ -164,6 +164,28 @@ static int kmap_range(uint64_t va, paddr_t pa, uint64_t len, unsigned prot)
 	return err;
 }
 
+/* The next free address of the MMIO window; only grows (mappings there
+ * are never taken down). */
+static uint64_t kmmio_next = KMMIO_BASE;
+
+int kmap_mmio(paddr_t pa, uint64_t len, void **va)
+{
+	if ((pa | len) & (PAGE_SIZE - 1) || !len || len > KMMIO_SIZE)
+		return -E_INVAL;
+	uint64_t at = __atomic_load_n(&kmmio_next, __ATOMIC_RELAXED);
+	do {
+		if (KMMIO_BASE + KMMIO_SIZE - at < len)
+			return -E_NOMEM;
+	} while (!__atomic_compare_exchange_n(&kmmio_next, &at, at + len, 0,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	/* A failed map leaves its piece of the window unused: the window
+	 * is large and such failures (no PT page) rare. */
+	if (kmap_range(at, pa, len, kmap_mmio_prot()))
+		return -E_NOMEM;
+	*va = (void *)(uintptr_t)at;
+	return 0;
+}
+
 int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp)
 {
 	const struct riscv_paging *mode = riscv_paging_by_levels(levels);

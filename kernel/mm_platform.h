@@ -76,4 +76,11 @@ int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t
  * make every MMIO region I/O, decide. */
 unsigned kmap_mmio_prot(void);
 
+/* Map the device registers [pa, pa + len) (page-aligned, len > 0) into
+ * the kernel's MMIO window (memlayout.h) with kmap_mmio_prot, for good:
+ * 0 and *va, or -E_INVAL (alignment, size), -E_NOMEM (the window is
+ * full, or a page-table page could not be had). Any context that may
+ * take a kernel-AS cursor (no mm cursor held); after kmap_build. */
+int kmap_mmio(paddr_t pa, uint64_t len, void **va);
+
 #endif

@@ -8,6 +8,7 @@
 #include "panic.h"
 #include "frame.h"
 #include "shootdown.h"
+#include "irqchip.h"
 
 void sched_idle_loop(void) __attribute__((noreturn));
 
@@ -141,6 +142,7 @@ void secondary_main(uint64_t hartid, void *opaque)
 	if (timer_start_hart())
 		printk("patina: hart %u: timer did not start\n", c->hartid);
 	arch_ipi_irq_on();
+	irqchip_init_hart(c->hartid);
 	uint32_t waiting = 0;
 	if (!__atomic_compare_exchange_n(&c->online, &waiting, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {

@@ -1,4 +1,5 @@
-/* Trap dispatch: interrupts go to their handlers; any exception is
+/* Trap dispatch: interrupts go to their handlers (a device's interrupt
+ * becomes a message to its driver, kernel/mk/irq.c); any exception is
  * unexpected until user space exists, and is reported by panic_trap. */
 #include "trap.h"
 #include "arch.h"
@@ -6,6 +7,7 @@
 #include "timer.h"
 #include "smp.h"
 #include "kernel.h"
+#include "irqchip.h"
 
 /* kernel/mk/uaccess.c: a fault inside a user copy is resolved or turned
  * into -E_FAULT for the copy instead of a panic. */
@@ -20,6 +22,9 @@ void trap_dispatch(struct trap_frame *tf)
 			return;
 		case IRQ_S_SOFT:
 			ipi_interrupt();
+			return;
+		case IRQ_S_EXT:
+			irq_external();
 			return;
 		}
 	} else if (uaccess_fixup(tf)) {

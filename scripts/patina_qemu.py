@@ -66,6 +66,12 @@ def add_boot_args(p):
     p.add_argument("--failalloc", type=failalloc_word, metavar="N[,B]",
                    help="fail the Nth kernel allocation of the command (and the B-1 after "
                         "it; 0: count only)")
+    p.add_argument("--disk", metavar="IMAGE",
+                   help="attach IMAGE (raw) as a virtio-blk disk on a virtio-mmio slot; "
+                        "created at --disk-size when it does not exist")
+    p.add_argument("--disk-size", type=disk_size, default=disk_size("64M"), metavar="SIZE",
+                   help="size of a --disk image made here: bytes, or with K, M or G "
+                        "(default 64M)")
     p.add_argument("--cmd")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds before a --cmd run counts as hung")
@@ -77,6 +83,28 @@ def failalloc_word(s):
     if len(parts) > 2 or not all(p.isdigit() for p in parts) or (len(parts) == 2 and int(parts[1]) < 1):
         raise argparse.ArgumentTypeError("expected N or N,B")
     return ",".join(str(int(p)) for p in parts)
+
+
+def disk_size(s):
+    """--disk-size's value in bytes: N, NK, NM or NG (powers of 1024), N >= 1."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", str(s).strip().upper())
+    if not m or int(m.group(1)) < 1:
+        raise argparse.ArgumentTypeError("expected a size such as 64M")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+
+
+def disk_args(opts):
+    """QEMU arguments for --disk: a virtio-blk device on virtio-mmio (QEMU
+    7.2's legacy interface, its default), the image made first (a sparse
+    file of --disk-size bytes) when there is none."""
+    image = getattr(opts, "disk", None)
+    if not image:
+        return []
+    if not os.path.exists(image):
+        with open(image, "wb") as f:
+            f.truncate(opts.disk_size)
+    return ["-drive", "if=none,file=%s,format=raw,id=d0" % image,
+            "-device", "virtio-blk-device,drive=d0"]
 
 
 def bootargs(opts):
@@ -113,6 +141,7 @@ def qemu_command(opts, extra=(), interactive=False):
         argv += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
     if opts.gdb:
         argv += ["-s", "-S"]
+    argv += disk_args(opts)
     return argv + list(extra)
 
 

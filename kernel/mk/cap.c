@@ -336,11 +336,14 @@ struct thread *cap_thread(const struct cap *c)
 	return th;
 }
 
-/* May a cap of this type leave its task (IPC transfer, spawn's give)?
- * Reply caps answer one call of one server; the kernel cap is boot
- * authority that stays with init. */
+/* May this cap leave its task (IPC transfer, spawn's give)? Reply caps
+ * answer one call of one server; the kernel cap is boot authority that
+ * stays with init; a device cap only with R_GRANT, so whoever hands a
+ * driver its device can keep it from passing the device on. */
 int cap_transferable(const struct cap *c)
 {
+	if (c->type == CAP_MMIO || c->type == CAP_IRQ)
+		return (c->rights & R_GRANT) != 0;
 	return c->type != CAP_REPLY && c->type != CAP_KERNEL;
 }
 
@@ -351,7 +354,9 @@ int cap_derive_ok(const struct cap *src, unsigned rights, uint64_t lo, uint64_t 
 		return 0;      /* one-shot: never copied */
 	if (rights & ~src->rights)
 		return 0;
-	if (src->type == CAP_REGION)
+	/* A region, or a device's register window: a page-aligned piece of
+	 * the source's range (a mapping of it is whole pages). */
+	if (src->type == CAP_REGION || src->type == CAP_MMIO)
 		return lo < hi && lo >= src->lo && hi <= src->hi &&
 		       !(lo & 4095) && !(hi & 4095);
 	return 1;

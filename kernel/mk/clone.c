@@ -12,7 +12,9 @@
  * source (E_INVAL; user space never maps any), no page whose
  * permissions the destination cap's R_READ / R_WRITE / R_EXEC do not allow
  * (E_PERM), and no page mapped through a frame cap without R_SHARE
- * (MM_MAP_NOSHARE: E_PERM; that frame's giver allowed one mapping). Then the source's mapped pages become copy-on-write (keeping
+ * (MM_MAP_NOSHARE: E_PERM; that frame's giver allowed one mapping). A
+ * device's registers (ROP_MAP of an MMIO cap) are left out: they stay as
+ * they are in the source and the destination gets nothing there. Then the source's other mapped pages become copy-on-write (keeping
  * their permissions as the logical ones) and that downgrade is flushed
  * from every hart's TLB BEFORE anything appears in the destination, so no
  * write made after the snapshot can reach a shared frame. Then a walk
@@ -31,6 +33,7 @@
  * longer shared). */
 #include "region.h"
 #include "uvm_frames.h"
+#include "devices.h"
 #include <patina/pager.h>
 
 #define MM_RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
@@ -42,6 +45,31 @@ static uint64_t piece_end(uint64_t va, unsigned level, uint64_t hi)
 	uint64_t span = PAGE_SIZE << (9 * (level - 1));
 	uint64_t end = (va & ~(span - 1)) + span;
 	return end > hi || end == 0 ? hi : end;
+}
+
+/* Needs the cursor over [lo, hi). mm_make_cow over [lo, hi) but its
+ * device pages, which never become COW (a write to a device register
+ * must reach the device, and no second space gets them): the pieces
+ * between them, each whole 4 KiB pages, so nothing is split. 0 or -E_*
+ * (the pieces before the failing one stay COW, as a failed clone leaves
+ * the source). */
+static int cow_around_devices(struct mm_cursor *cs, uint64_t lo, uint64_t hi)
+{
+	uint64_t from = lo, va = lo, nx;
+	struct mm_info info;
+	int err = 0;
+	while (!err && va < hi && mm_next_used(cs, va, &nx, NULL) == 1 && nx < hi) {
+		mm_query(cs, nx, &info);
+		if (info.kind == MM_MAPPED && device_pa(info.pa)) {
+			if (nx > from)
+				err = err_from_mm(mm_make_cow(cs, from, nx - from));
+			from = nx + PAGE_SIZE;
+		}
+		va = piece_end(nx, info.level, hi);
+	}
+	if (!err && from < hi)
+		err = err_from_mm(mm_make_cow(cs, from, hi - from));
+	return err;
 }
 
 long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats)
@@ -94,9 +122,12 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 		/* Validate: nothing changes before this passes. */
 		if (mm_next_used(&cd, lo, &nx, NULL) == 1)
 			err = -E_EXIST;
+		int devices = 0;
 		for (va = lo; !err && va < hi && mm_next_used(&cs, va, &nx, NULL) == 1; ) {
 			mm_query(&cs, nx, &info);
-			if ((info.kind == MM_MAPPED || info.kind == MM_COW) && info.level != 1)
+			if (info.kind == MM_MAPPED && device_pa(info.pa))
+				devices = 1;      /* left out: nothing to check */
+			else if ((info.kind == MM_MAPPED || info.kind == MM_COW) && info.level != 1)
 				err = -E_INVAL;
 			else if (info.prot & MM_RWX & ~allowed)
 				err = -E_PERM;
@@ -108,7 +139,8 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 		/* The source's downgrade, gone from every TLB before the
 		 * destination shows anything. */
 		if (!err)
-			err = err_from_mm(mm_make_cow(&cs, lo, hi - lo));
+			err = devices ? cow_around_devices(&cs, lo, hi) :
+					err_from_mm(mm_make_cow(&cs, lo, hi - lo));
 		if (!err)
 			mm_flush(&cs);
 		uint64_t nr0 = __atomic_load_n(&D->as.nr_frames, __ATOMIC_RELAXED);
@@ -129,6 +161,9 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 					if (info.prot & MM_PROT_X)
 						code = 1;
 				}
+			} else if (info.kind == MM_MAPPED) {
+				/* a device's registers (all else is COW now): the
+				 * destination gets nothing there */
 			} else {
 				struct mm_status ms = { .kind = info.kind, .prot = info.prot,
 							.dev = info.dev, .arg = info.arg };

@@ -27,11 +27,12 @@
  * sender fails with E_DEAD at once, and so does every later send or call
  * (so a fault call to a dead pager kills its client instead of hanging).
  *
- * Death notices (notice.c) are messages the kernel sends: a notice sent
- * when a receiver waits goes straight to it; otherwise it is queued on
- * the endpoint (e->notices), and a receive takes queued notices before
- * queued senders (a server learns of a death before it serves more
- * calls; notices are few: one per registration, each received once). So
+ * Death notices and interrupt messages (notice.c) are messages the
+ * kernel sends: a notice sent when a receiver waits goes straight to it;
+ * otherwise it is queued on the endpoint (e->notices), and a receive
+ * takes queued notices before queued senders (a server learns of a death
+ * or an interrupt before it serves more calls; notices are few: one per
+ * registration or bound line, each received once). So
  * notices are never queued while a receiver waits, and every path that
  * makes a thread wait to receive looks at e->notices first (do_recv,
  * SYS_REPLY_RECV's direct switch, the fast path's one extra test). */
@@ -452,11 +453,14 @@ static void notice_deliver(const struct notice *n, struct thread *r)
 	tf->regs[16] = 0;
 }
 
-/* Needs mk_lock. n was registered on e (so e has not died: that frees
- * it, under mk_lock too). Send death notice n on e, never blocking: a
- * receiver waiting there gets it now and is woken (0: the caller frees n);
- * else it is queued for the next receive (1: e holds it now); when
- * nobody can ever receive on e it is dropped (0). */
+/* Needs the lock that guards n (mk_lock for a death notice, the line
+ * lock for an interrupt message), n on no queue; n names e (so e has not
+ * died: that ends what names it, under the same lock), no endpoint lock
+ * held, irqs off. Send n on e, never blocking: a receiver waiting there
+ * gets it now and is woken (0: n is the caller's again); else it is
+ * queued for the next receive (1: e holds it now); when nobody can ever
+ * receive on e it is dropped (0). Any context, the interrupt handler's
+ * too: every lock it takes is taken with irqs off everywhere. */
 int ipc_notice_post(struct endpoint *e, struct notice *n)
 {
 	int kept = 0;
@@ -481,10 +485,30 @@ int ipc_notice_post(struct endpoint *e, struct notice *n)
 	return kept;
 }
 
-/* Needs e locked (and mk_lock when tree), irqs off, a death notice queued
- * on e. me receives the first one at once (words and badge, no cap; no
- * call to answer); drops the locks, then frees the notice under mk_lock. */
-static long recv_notice(struct thread *me, struct endpoint *e, int tree)
+/* Needs the lock guarding n, no endpoint lock held, irqs off. Take n
+ * off e's queue if it is still there (back to N_REGISTERED); a notice a
+ * receiver took already (N_TAKEN) is left to notice_received. */
+void ipc_notice_unqueue(struct endpoint *e, struct notice *n)
+{
+	ep_lock(e);
+	if (n->state == N_QUEUED) {
+		struct notice **pp = &e->notices, *prev = NULL;
+		while (*pp && *pp != n) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		if (*pp) {
+			*pp = n->next;
+			if (e->notices_tail == n)
+				e->notices_tail = prev;
+		}
+		n->next = NULL;
+		n->state = N_REGISTERED;
+	}
+	ep_unlock(e);
+}
+
+struct notice *ipc_notice_take(struct endpoint *e)
 {
 	struct notice *n = e->notices;
 	e->notices = n->next;
@@ -492,11 +516,19 @@ static long recv_notice(struct thread *me, struct endpoint *e, int tree)
 		e->notices_tail = NULL;
 	n->next = NULL;
 	n->state = N_TAKEN;
+	return n;
+}
+
+/* Needs e locked (and mk_lock when tree), irqs off, a notice queued on
+ * e. me receives the first one at once (words and badge, no cap; no call
+ * to answer); drops the locks, then hands the notice back to its owner
+ * (notice_received). */
+static long recv_notice(struct thread *me, struct endpoint *e, int tree)
+{
+	struct notice *n = ipc_notice_take(e);
 	notice_deliver(n, me);
 	unlock_all(e, tree);
-	spin_lock(&mk_lock);
-	notice_free(n);
-	spin_unlock(&mk_lock);
+	notice_received(n);
 	return RET_KEEP;
 }
 

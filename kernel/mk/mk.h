@@ -169,6 +169,7 @@ struct cap {
 		struct thread *thread;
 		struct endpoint *ep;
 		uint64_t pa;            /* CAP_FRAME */
+		uint32_t dev;           /* CAP_MMIO, CAP_IRQ: the device's index (kernel/devices.h) */
 	} o;
 	struct task *owner;         /* whose CSpace holds it */
 	struct cap *parent, *child, *next, *prev; /* derivation tree */
@@ -267,12 +268,18 @@ struct endpoint {
 	uint32_t charged_gen;       /* ... if that task slot still holds it */
 };
 
-/* A death notice (notice.c): one SYS_TASK_NOTIFY registration and the
- * message it becomes. mk_lock's, except while queued on an endpoint (that
- * endpoint's lock) and once a receiver took it (that receiver's). */
+/* A message the kernel sends (notice.c), received like a SYS_SEND with
+ * nothing to reply to. Two kinds: a death notice, one SYS_TASK_NOTIFY
+ * registration and the message it becomes (from the notice pool; mk_lock's
+ * fields), and an interrupt message, the one message of a bound interrupt
+ * line (kernel/mk/irq.c: part of the line, the line lock's fields). Either
+ * is its endpoint's while queued there (that endpoint's lock) and a
+ * receiver's once it took it (N_TAKEN), until notice_received. */
 enum notice_state { N_FREE, N_REGISTERED, N_QUEUED, N_TAKEN };
+enum notice_kind { NK_DEATH, NK_IRQ };
 struct notice {
-	int state;                  /* enum notice_state */
+	int state;                  /* enum notice_state; NK_IRQ: N_REGISTERED when not queued or taken */
+	int kind;                   /* enum notice_kind */
 	struct task *watched;       /* N_REGISTERED: whose death it announces */
 	struct task *watcher;       /* who registered it (with watcher_gen: the pair's key) */
 	uint32_t watcher_gen;
@@ -643,7 +650,32 @@ void notice_free(struct notice *n);                  /* mk_lock held; n on no li
 void notice_ep_gone(struct endpoint *e, struct notice *q); /* mk_lock held; nobody can receive on e: free q and e's registrations */
 void notice_recharge(struct task *from, struct task *to);  /* mk_lock held: notices paid by from */
 unsigned long notices_live(void);
-int ipc_notice_post(struct endpoint *e, struct notice *n); /* mk_lock held: 1 queued on e, 0 delivered or dropped */
+void notice_received(struct notice *n);              /* irqs off, no lock held: a receive took n (N_TAKEN) */
+int ipc_notice_post(struct endpoint *e, struct notice *n); /* n's lock held: 1 queued on e, 0 delivered or dropped */
+void ipc_notice_unqueue(struct endpoint *e, struct notice *n); /* n's lock held: off e's queue if it is there */
+struct notice *ipc_notice_take(struct endpoint *e);  /* e locked, a notice queued: the first, N_TAKEN */
+
+/* --- irq.c: interrupt lines bound to endpoints (SYS_IRQ_BIND, SYS_IRQ_ACK) --- */
+int irq_init(void);                                  /* boot, after irqchip_init: 0 or -E_NOMEM */
+long sys_irq_bind(struct task *t, long islot, long eslot);
+long sys_irq_ack(struct task *t, long islot);
+int irq_bind(uint32_t line, struct endpoint *e, uint64_t badge, struct task *binder); /* mk_lock held */
+int irq_unbind(uint32_t line);                       /* mk_lock held: 0 or -E_NOENT */
+int irq_ack(uint32_t line);                          /* mk_lock held: 0 or -E_AGAIN */
+void irq_msg_received(struct notice *n);             /* as notice_received, n an NK_IRQ */
+void irq_ep_gone(struct endpoint *e);                /* mk_lock held; nobody can receive on e: end its bindings */
+void irq_task_gone(struct task *t);                  /* mk_lock held; t is being reaped: end its bindings */
+unsigned long irq_unbound_count(void);               /* interrupts taken on lines with no binding */
+
+/* --- device.c: devices for user-space drivers (patina/device.h) --- */
+long sys_device_info(struct task *t, long kslot, uint64_t index, uint64_t uout);
+long sys_device_caps(struct task *t, long kslot, uint64_t index, long mslot, long islot);
+long sys_dma_addr(struct task *t, long mslot, long fslot);
+/* Needs mk_lock; t is being reaped, its caps not deleted yet and its
+ * address space still there. Every device t holds an MMIO cap with R_DMA
+ * for is reset if the kernel knows how (DEVF_RESET), so it stops using
+ * frames t named to it before they are freed. */
+void device_task_dying(struct task *t);
 
 /* --- clone.c: copy-on-write clone of a range (fork) --- */
 long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t hi, uint64_t ustats);
@@ -658,6 +690,9 @@ extern const int nboot_modules;
 
 /* --- syscall.c / utrap.c --- */
 void syscall_dispatch(struct uframe *uf);
+/* Does t hold, in slot, a cap of this type with these rights? 0 or the
+ * lookup's error; takes t's cspace_lock (mk_lock NOT needed). */
+int has_cap(struct task *t, long slot, int type, unsigned rights);
 void user_trap(struct uframe *uf);
 void return_to_user(void) __attribute__((noreturn));
 extern void user_return(struct uframe *uf) __attribute__((noreturn));

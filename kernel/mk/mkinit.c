@@ -23,6 +23,10 @@ void mk_start(const char *command)
 	if (err)
 		panic("user memory set-up failed (%d)", err);
 	reaper_start();
+	/* Before init: the lines its drivers bind. */
+	err = irq_init();
+	if (err)
+		printk("patina: no memory for the interrupt-line table: device interrupts off\n");
 	if (nboot_modules < 1)
 		panic("no boot modules: init is missing");
 	/* Init gets three quarters of free memory, every task and endpoint

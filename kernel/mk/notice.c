@@ -1,4 +1,9 @@
-/* Death notices (SYS_TASK_NOTIFY; the message: abi/patina/syscall.h
+/* Messages the kernel sends (struct notice, mk.h): death notices here,
+ * and the interrupt messages of bound lines (irq.c), which share their
+ * delivery (ipc.c ipc_notice_post, recv_notice) and come back through
+ * notice_received and notice_ep_gone.
+ *
+ * Death notices (SYS_TASK_NOTIFY; the message: abi/patina/syscall.h
  * MSG_DEATH): a task can be asked to announce its death to an endpoint,
  * so a pager, a server or a parent learns it without polling.
  *
@@ -163,17 +168,35 @@ void notice_task_dead(struct task *t)
 	}
 }
 
+/* A receive took n off its endpoint (ipc.c recv_notice): a death
+ * notice is used up and freed; an interrupt message goes back to its
+ * line (irq.c). Needs: irqs off, no lock held. */
+void notice_received(struct notice *n)
+{
+	if (n->kind == NK_IRQ) {
+		irq_msg_received(n);
+		return;
+	}
+	spin_lock(&mk_lock);
+	notice_free(n);
+	spin_unlock(&mk_lock);
+}
+
 /* Needs mk_lock; nobody can receive on e any more (its last receive cap
  * went, or e itself: ep_put), and q is the queue of notices the caller
- * took off e under e's lock. Free them, and every registration naming e
- * (a scan of the pool, skipped while no notice exists). */
+ * took off e under e's lock. Free the death notices among them and every
+ * registration naming e (a scan of the pool, skipped while no notice
+ * exists); end every interrupt line bound to e, which takes its message
+ * back whether it was on q or not (irq.c). */
 void notice_ep_gone(struct endpoint *e, struct notice *q)
 {
 	while (q) {
 		struct notice *n = q;
 		q = n->next;
-		notice_free(n);
+		if (n->kind == NK_DEATH)
+			notice_free(n);
 	}
+	irq_ep_gone(e);
 	for (int i = 0; nlive && i < MAX_NOTICES; i++) {
 		struct notice *n = &notices[i];
 		if (n->state == N_REGISTERED && n->ep == e && n->watched) {

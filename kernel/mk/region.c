@@ -47,6 +47,25 @@ static int evict(struct txn *x, long i, struct mm_cursor *c, uint64_t *pa, unsig
 	return 0;
 }
 
+/* Op i, a planned MAP of a device window: its pages one by one (4 KiB
+ * leaves: the limits ride on each, and unmap, query and clone see plain
+ * pages). 0, or where the plan cannot vouch for it (protocol vma out of
+ * memory) the error, with the pages it mapped taken down again. */
+static int map_device(struct txn *x, long i, struct mm_cursor *c)
+{
+	const struct region_op *op = &x->ops[i];
+	unsigned prot = txn_dev_prot(x, op->prot);
+	for (uint64_t off = 0; off < x->dev_len[i]; off += PAGE_SIZE) {
+		int e = mm_map(c, op->va + off, x->dev_pa[i] + off, 1, prot, x->limits[i]);
+		if (e) {
+			if (off)
+				mm_unmap(c, op->va, off);    /* registers: nothing is freed */
+			return err_from_mm(e);
+		}
+	}
+	return 0;
+}
+
 /* A mark op; kind is TXN_MARK_KIND of its case's constant, so the
  * status folds to what that case needs (the map path's cost). */
 static inline int mark(struct mm_cursor *c, const struct region_op *op, unsigned kind)
@@ -74,6 +93,10 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 			report_info(op, &info);
 		break;
 	case ROP_MAP:
+		if (x->dev_len[i]) {
+			r = map_device(x, i, c);
+			break;
+		}
 		r = err_from_mm(mm_map(c, op->va, x->frame_pa[i], 1, prot_to_mm(op->prot),
 				       txn_map_flags(x, i)));
 		if (!r) {
@@ -166,9 +189,10 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 		txn_undecode(&x);
 		return refused(&x, err);
 	}
-	/* One op is atomic by itself: only an eviction needs planning then
-	 * (its quota charge). */
-	int planned = n > 1 || ops[0].op == ROP_EVICT;
+	/* One op is atomic by itself: only an eviction (its quota charge), a
+	 * device MAP (many pages) or an executable PROTECT (no device page
+	 * may become executable) needs planning then. */
+	int planned = n > 1 || ops[0].op == ROP_EVICT || x.must_plan;
 	err = planned ? txn_plan(&x, &c) : 0;
 	uint64_t evicted[REGION_MAX_OPS];
 	unsigned evicted_rights[REGION_MAX_OPS];

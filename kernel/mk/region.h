@@ -22,9 +22,13 @@ struct txn {
 	long n;
 	long bad;                  /* the op that refused, or -1 */
 	unsigned evicts, maps;     /* EVICT and MAP ops */
+	unsigned must_plan;        /* ops that need the plan even alone: device MAPs (many
+	                            * pages), PROTECTs with PROT_X (no device page executable) */
 	uint64_t frame_pa[REGION_MAX_OPS];  /* MAP: the frame, referenced from decode */
 	uint8_t counted[REGION_MAX_OPS];    /* MAP: its map count taken at decode */
-	uint8_t limits[REGION_MAX_OPS];     /* MAP: MM_MAP_* limits from the frame cap */
+	uint8_t limits[REGION_MAX_OPS];     /* MAP: MM_MAP_* limits from the frame or MMIO cap */
+	uint64_t dev_pa[REGION_MAX_OPS];    /* MAP of an MMIO cap: where the window starts */
+	uint64_t dev_len[REGION_MAX_OPS];   /* ... and the bytes it maps; 0 for a frame's MAP */
 	uint8_t charged[REGION_MAX_OPS];    /* EVICT: the frame's charge moves to t */
 	struct cchunk *spare[REGION_MAX_OPS];  /* EVICT: a CSpace chunk for its slot */
 	unsigned frames;           /* plan: frames reserved for the ops */
@@ -71,7 +75,8 @@ void report_info(struct region_op *op, const struct mm_info *info);
 /* Can the frame of the page info describes leave its mapping for another
  * holder (ROP_EVICT, SYS_REGION_SUPPLY)? 0 for a 4 KiB mapping (not COW)
  * whose frame nothing else references; else -E_NOENT (not mapped, or
- * COW), -E_INVAL (part of a huge leaf), -E_BUSY (referenced elsewhere). */
+ * COW), -E_INVAL (part of a huge leaf, or a device's registers),
+ * -E_BUSY (referenced elsewhere). */
 int frame_can_leave(const struct mm_info *info);
 /* The span of one of the ABI's entries at `level` (4 KiB at level 1). */
 static inline uint64_t level_span(unsigned level)
@@ -87,6 +92,16 @@ static inline uint64_t level_span(unsigned level)
 static inline unsigned txn_map_flags(const struct txn *x, long i)
 {
 	return ((x->ops[i].prot & PROT_COW) ? MM_MAP_COW : 0) | x->limits[i];
+}
+/* The permissions of a device MAP's pages: memory type device where the
+ * target's table can say so; elsewhere the platform's physical memory
+ * attributes make the window I/O. */
+static inline unsigned txn_dev_prot(const struct txn *x, uint32_t prot)
+{
+	unsigned p = prot_to_mm(prot);
+	if (x->target->as.arch->mem_types & (1u << MM_MT_DEVICE))
+		p |= MM_PROT_DEVICE;
+	return p;
 }
 static inline unsigned txn_page_prot(uint32_t prot)
 {

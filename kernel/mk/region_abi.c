@@ -2,6 +2,7 @@
  * one copy for region transactions, clone and the fault path. */
 #include "region.h"
 #include "uvm_frames.h"
+#include "devices.h"
 
 uint32_t prot_from_mm(unsigned m)
 {
@@ -44,7 +45,8 @@ void report_info(struct region_op *op, const struct mm_info *info)
 	op->out_prot = prot_from_mm(info->prot);
 	if (info->kind == MM_MAPPED || info->kind == MM_COW)
 		op->out_prot |= (info->accessed ? QF_ACCESSED : 0) | (info->dirty ? QF_DIRTY : 0) |
-				limit_flags(info->limits);
+				limit_flags(info->limits) |
+				(info->kind == MM_MAPPED && device_pa(info->pa) ? QF_DEVICE : 0);
 	op->out_tag = (info->kind == MM_PAGER || info->kind == MM_SWAPPED) ? info->arg : 0;
 }
 
@@ -52,7 +54,7 @@ int frame_can_leave(const struct mm_info *info)
 {
 	if (info->kind != MM_MAPPED)
 		return -E_NOENT;
-	if (info->level != 1)
-		return -E_INVAL;
+	if (info->level != 1 || device_pa(info->pa))
+		return -E_INVAL;     /* a device's registers are no frame to hand on */
 	return uvm_frame_refs(info->pa) != 1 ? -E_BUSY : 0;
 }

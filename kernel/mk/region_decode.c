@@ -47,6 +47,30 @@ static int w_and_x(uint32_t prot)
 	return (prot & (PROT_W | PROT_X)) == (PROT_W | PROT_X);
 }
 
+/* Op i, a MAP whose arg is the MMIO cap mc: the window's first len bytes
+ * (0: all of it) at va, never executable or copy-on-write, writable only
+ * through a cap with R_WRITE. Notes the window and the mapping's limits
+ * in x: never shared by clone, and read-only for good through a cap
+ * without R_WRITE. 0 or -E_*. */
+static int decode_devmap(struct txn *x, const struct cap *mc, long i)
+{
+	const struct region_op *op = &x->ops[i];
+	uint64_t win = mc->hi - mc->lo;
+	uint64_t len = op->len ? op->len : win;
+	if ((op->prot & (PROT_X | PROT_COW)) || (len & (PAGE_SIZE - 1)))
+		return -E_INVAL;
+	if (len > win || len > x->hi - op->va)
+		return -E_RANGE;
+	unsigned need = R_READ | ((op->prot & PROT_W) ? R_WRITE : 0);
+	if ((mc->rights & need) != need)
+		return -E_PERM;
+	x->dev_pa[i] = mc->lo;
+	x->dev_len[i] = len;
+	x->limits[i] = (uint8_t)(MM_MAP_NOSHARE | ((mc->rights & R_WRITE) ? 0 : MM_MAP_NOWRITE));
+	x->must_plan++;
+	return 0;
+}
+
 /* Needs the caller's CSpace decode lock. Op i's checks against the region
  * cap rc: 0 or -E_*; a MAP's frame is looked up, its map counted and
  * noted in x. */
@@ -84,7 +108,11 @@ static int decode_op(struct txn *x, const struct cap *rc, long i)
 	} else if (op->op == ROP_MAP) {
 		/* COW needs only read access to the frame: writes go to a copy. */
 		unsigned fr = ((op->prot & PROT_W) && !(op->prot & PROT_COW) ? R_WRITE : 0) | R_READ;
-		struct cap *fc = cap_lookup(x->t, op->arg, CAP_FRAME, 0, &err);
+		struct cap *fc = cap_lookup(x->t, op->arg, 0, 0, &err);
+		if (fc && fc->type == CAP_MMIO)
+			return decode_devmap(x, fc, i);
+		if (fc && fc->type != CAP_FRAME)
+			err = -E_BADCAP, fc = NULL;
 		if (fc && (fc->rights & fr) != fr)
 			err = -E_PERM;
 		else if (fc && !(err = uvm_frame_map_begin(fc->o.pa, fc->rights & R_SHARE))) {
@@ -139,7 +167,7 @@ int txn_decode(struct txn *x, long slot)
 	x->bad = -1;
 	for (long i = 0; i < x->n; i++)
 		x->frame_pa[i] = 0, x->counted[i] = 0, x->limits[i] = 0, x->charged[i] = 0,
-		x->spare[i] = NULL;
+		x->spare[i] = NULL, x->dev_pa[i] = 0, x->dev_len[i] = 0;
 	if ((x->lo | x->hi) & (PAGE_SIZE - 1) || x->lo >= x->hi)
 		return -E_INVAL;
 	auth_read_lock();
@@ -151,10 +179,11 @@ int txn_decode(struct txn *x, long slot)
 		x->target = rc->o.task;
 		x->rights = rc->rights;
 	}
-	x->evicts = x->maps = 0;
+	x->evicts = x->maps = x->must_plan = 0;
 	for (long i = 0; !err && i < x->n; i++) {
 		if ((err = decode_op(x, rc, i)))
 			x->bad = i;
+		x->must_plan += x->ops[i].op == ROP_PROTECT && (x->ops[i].prot & PROT_X);
 		x->evicts += x->ops[i].op == ROP_EVICT;
 		x->maps += x->ops[i].op == ROP_MAP;
 	}

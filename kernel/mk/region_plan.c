@@ -18,13 +18,16 @@
  * transaction ends); any other takes at most mm_txn_need_max. */
 #include "region.h"
 #include "uvm_frames.h"
+#include "devices.h"
 
-/* [*a, *b): the pages op touches. */
-static void op_span(const struct region_op *op, uint64_t *a, uint64_t *b)
+/* [*a, *b): the pages op j touches (a device MAP: as many as it maps). */
+static void op_span(const struct txn *x, long j, uint64_t *a, uint64_t *b)
 {
+	const struct region_op *op = &x->ops[j];
 	*a = op->va;
-	*b = op->va + (op->op == ROP_MAP || op->op == ROP_EVICT || op->op == ROP_QUERY ||
-			       op->op == ROP_AGE ? PAGE_SIZE : op->len);
+	*b = op->va + (x->dev_len[j] ? x->dev_len[j] :
+		       op->op == ROP_MAP || op->op == ROP_EVICT || op->op == ROP_QUERY ||
+		       op->op == ROP_AGE ? PAGE_SIZE : op->len);
 }
 
 /* Does op change the kind of the pages it touches (mapped or not)? */
@@ -40,24 +43,38 @@ static long last_change(const struct txn *x, long k, uint64_t a, uint64_t b)
 {
 	for (long j = k - 1; j >= 0; j--) {
 		uint64_t ja, jb;
-		op_span(&x->ops[j], &ja, &jb);
+		op_span(x, j, &ja, &jb);
 		if (changes_kind(x->ops[j].op) && ja <= a && b <= jb)
 			return j;
 	}
 	return -1;
 }
 
+/* Which mappings tree_mapped and will_be_mapped look for. */
+enum { MAPPED_ANY, MAPPED_NOWRITE, MAPPED_DEVICE };
+
+/* Is the page info describes a mapping of the kind `which`? */
+static int mapped_as(const struct mm_info *info, int which)
+{
+	if (info->kind != MM_MAPPED && info->kind != MM_COW)
+		return 0;
+	if (which == MAPPED_NOWRITE)
+		return info->kind == MM_MAPPED && (info->limits & MM_MAP_NOWRITE);
+	if (which == MAPPED_DEVICE)
+		return info->kind == MM_MAPPED && device_pa(info->pa);
+	return 1;
+}
+
 /* Needs the cursor over [a, b). 1 if the tree holds a mapped or COW page
- * in [a, b) (with nowrite, only a mapping that can never be writable). */
-static int tree_mapped(struct mm_cursor *c, uint64_t a, uint64_t b, int nowrite)
+ * in [a, b) of the kind `which` (MAPPED_*). */
+static int tree_mapped(struct mm_cursor *c, uint64_t a, uint64_t b, int which)
 {
 	for (uint64_t va = a; va < b; ) {
 		uint64_t next;
 		struct mm_info info;
 		if (mm_next_used(c, va, &next, NULL) != 1 || next >= b || mm_query(c, next, &info))
 			return 0;
-		if ((info.kind == MM_MAPPED || info.kind == MM_COW) &&
-		    (!nowrite || (info.kind == MM_MAPPED && (info.limits & MM_MAP_NOWRITE))))
+		if (mapped_as(&info, which))
 			return 1;
 		uint64_t span = level_span(info.level);
 		va = (next & ~(span - 1)) + span;
@@ -67,24 +84,27 @@ static int tree_mapped(struct mm_cursor *c, uint64_t a, uint64_t b, int nowrite)
 	return 0;
 }
 
-/* 1 if a page of [a, b) will be mapped when op k runs (nowrite: mapped
- * and never writable). The range is cut at every earlier op's ends. */
+/* 1 if a page of [a, b) will be mapped when op k runs, as `which` says
+ * (MAPPED_*). The range is cut at every earlier op's ends. */
 static int will_be_mapped(const struct txn *x, struct mm_cursor *c, long k, uint64_t a,
-			  uint64_t b, int nowrite)
+			  uint64_t b, int which)
 {
 	while (a < b) {
 		uint64_t e = b;     /* the next cut after a */
 		for (long j = 0; j < k; j++) {
 			uint64_t ja, jb;
-			op_span(&x->ops[j], &ja, &jb);
+			op_span(x, j, &ja, &jb);
 			if (ja > a && ja < e)
 				e = ja;
 			if (jb > a && jb < e)
 				e = jb;
 		}
 		long j = last_change(x, k, a, e);
-		if (j < 0 ? tree_mapped(c, a, e, nowrite) :
-			    x->ops[j].op == ROP_MAP && (!nowrite || (x->limits[j] & MM_MAP_NOWRITE)))
+		int by_op = j >= 0 && x->ops[j].op == ROP_MAP &&
+			    (which == MAPPED_ANY ||
+			     (which == MAPPED_NOWRITE && (x->limits[j] & MM_MAP_NOWRITE)) ||
+			     (which == MAPPED_DEVICE && x->dev_len[j]));
+		if (j < 0 ? tree_mapped(c, a, e, which) : by_op)
 			return 1;
 		a = e;
 	}
@@ -92,7 +112,8 @@ static int will_be_mapped(const struct txn *x, struct mm_cursor *c, long k, uint
 }
 
 /* Op k (an EVICT) against the page as it will be: mapped by this
- * transaction (its frame also has a cap: E_BUSY), emptied by it
+ * transaction (its frame also has a cap: E_BUSY; a device's registers:
+ * E_INVAL), emptied by it
  * (E_NOENT), or as the tree holds it: a 4 KiB mapping (not COW: E_NOENT;
  * a huge page: E_INVAL) whose frame nothing else references (E_BUSY). */
 static int evict_check(struct txn *x, struct mm_cursor *c, long k)
@@ -100,7 +121,7 @@ static int evict_check(struct txn *x, struct mm_cursor *c, long k)
 	uint64_t va = x->ops[k].va;
 	long j = last_change(x, k, va, va + PAGE_SIZE);
 	if (j >= 0)
-		return x->ops[j].op == ROP_MAP ? -E_BUSY : -E_NOENT;
+		return x->ops[j].op != ROP_MAP ? -E_NOENT : x->dev_len[j] ? -E_INVAL : -E_BUSY;
 	struct mm_info info;
 	int r = err_from_mm(mm_query(c, va, &info));
 	if (!r)
@@ -140,6 +161,37 @@ static int dry_run(struct txn *x, struct mm_cursor *c, long k, unsigned *need)
 	return 0;       /* QUERY, AGE: no frames */
 }
 
+/* Op k, a MAP of a device window over [a, b): 0 or its -E_*, and *need
+ * the frames its pages' tables may take. One dry run per 2 MiB block (the
+ * pages of a block share their leaf table: the first one's path is
+ * theirs), or, where an earlier op touched the range, the bound of any
+ * one op in that block. */
+static int plan_devmap(struct txn *x, struct mm_cursor *c, long k, uint64_t a, uint64_t b,
+		       int touched, unsigned *need)
+{
+	const struct region_op *op = &x->ops[k];
+	if (will_be_mapped(x, c, k, a, b, MAPPED_ANY))
+		return -E_EXIST;
+	unsigned prot = txn_dev_prot(x, op->prot), flags = txn_map_flags(x, k);
+	for (uint64_t va = a; va < b; ) {
+		uint64_t end = (va | (level_span(2) - 1)) + 1;
+		if (end > b || end == 0)
+			end = b;
+		unsigned n = 0;
+		int err = 0;
+		if (touched)
+			n = mm_txn_need_max(c, va, end - va);
+		else
+			err = err_from_mm(mm_map_need(c, va, x->dev_pa[k] + (va - a), 1, prot, flags,
+						      &n));
+		if (err)
+			return err;
+		*need += n;
+		va = end;
+	}
+	return 0;
+}
+
 /* Op k against the range as the ops before it leave it: 0 or its -E_*;
  * *need the frames it may take. An op on pages no earlier op touched is
  * checked and counted by its dry run against the tree alone. */
@@ -147,16 +199,22 @@ static int plan_op(struct txn *x, struct mm_cursor *c, long k, unsigned *need)
 {
 	const struct region_op *op = &x->ops[k];
 	uint64_t a, b;
-	op_span(op, &a, &b);
+	op_span(x, k, &a, &b);
 	*need = 0;
 	int touched = 0, err;
 	for (long j = 0; j < k; j++) {
 		uint64_t ja, jb;
-		op_span(&x->ops[j], &ja, &jb);
+		op_span(x, j, &ja, &jb);
 		touched |= x->ops[j].op != ROP_QUERY && x->ops[j].op != ROP_AGE && ja < b && a < jb;
 	}
 	if (op->op == ROP_EVICT && (err = evict_check(x, c, k)))
 		return err;
+	if (x->dev_len[k])
+		return plan_devmap(x, c, k, a, b, touched, need);
+	/* A device's registers are never executable. */
+	if (op->op == ROP_PROTECT && (op->prot & PROT_X) &&
+	    will_be_mapped(x, c, k, a, b, MAPPED_DEVICE))
+		return -E_INVAL;
 	if (!touched)
 		return dry_run(x, c, k, need);
 	switch (op->op) {
@@ -168,11 +226,11 @@ static int plan_op(struct txn *x, struct mm_cursor *c, long k, unsigned *need)
 	case ROP_MARK_INVALID:
 	case ROP_MARK_PAGER:
 	case ROP_MARK_SWAPPED:
-		if (will_be_mapped(x, c, k, a, b, 0))
+		if (will_be_mapped(x, c, k, a, b, MAPPED_ANY))
 			return -E_EXIST;
 		break;
 	case ROP_PROTECT:
-		if ((op->prot & PROT_W) && will_be_mapped(x, c, k, a, b, 1))
+		if ((op->prot & PROT_W) && will_be_mapped(x, c, k, a, b, MAPPED_NOWRITE))
 			return -E_PERM;     /* a read-only grant stays read-only */
 		break;
 	}

@@ -21,7 +21,7 @@
 /* Does t hold, in slot, a cap of this type with these rights? 0 or the
  * lookup error. A lookup only: t's CSpace lock, not mk_lock (console
  * output and debug queries never wait for cap or lifecycle work). */
-static int has_cap(struct task *t, long slot, int type, unsigned rights)
+int has_cap(struct task *t, long slot, int type, unsigned rights)
 {
 	int err = 0;
 	unsigned long f = spin_lock_irqsave(&t->cspace_lock);
@@ -63,7 +63,7 @@ static long sys_cap_copy_mint(struct task *t, long src, long dst, int mint, unsi
 	if (!err) {
 		struct cap nc = *s;
 		if (mint) {
-			if (s->type != CAP_REGION) {
+			if (s->type != CAP_REGION && s->type != CAP_MMIO) {
 				lo = s->lo;
 				hi = s->hi;
 			}
@@ -618,6 +618,11 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_REGION_BITMAP: r = sys_region_bitmap(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_REGION_SUPPLY: r = sys_region_supply(t, A(0), A(1), A(2), A(3), A(4), A(5)); break;
 	case SYS_REGION_ALLOC_CONTIG: r = sys_region_alloc_contig(t, A(0), A(1), A(2), A(3)); break;
+	case SYS_IRQ_BIND: r = sys_irq_bind(t, A(0), A(1)); break;
+	case SYS_IRQ_ACK: r = sys_irq_ack(t, A(0)); break;
+	case SYS_DEVICE_INFO: r = sys_device_info(t, A(0), A(1), A(2)); break;
+	case SYS_DEVICE_CAPS: r = sys_device_caps(t, A(0), A(1), A(2), A(3)); break;
+	case SYS_DMA_ADDR: r = sys_dma_addr(t, A(0), A(1)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)

@@ -440,6 +440,10 @@ static void reap(struct task *t)
 	reap_sleep_until_ready(t);
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	fault_ep_drop_task(t);
+	/* A device t drove stops before the frames it named to it are
+	 * freed (the frame caps below, the mappings after). */
+	device_task_dying(t);
+	irq_task_gone(t);        /* lines t bound: completed, disabled */
 	cspace_clear(t);
 	spin_unlock_irqrestore(&mk_lock, f);
 	t->tearing_down = 1;

@@ -1,11 +1,13 @@
 /* Traps from user mode: syscalls, page faults (anonymous memory resolved
  * in-kernel; anything else goes to the thread's fault endpoint if it has
- * one (fault.c), else kills the task), timer preemption, IPIs. */
+ * one (fault.c), else kills the task), timer preemption, IPIs, device
+ * interrupts (messages to their drivers, irq.c). */
 #include "mk.h"
 #include "arch.h"
 #include "timer.h"
 #include "smp.h"
 #include "printk.h"
+#include "irqchip.h"
 
 #define CAUSE_ECALL_U 8
 
@@ -43,6 +45,12 @@ void user_trap(struct uframe *uf)
 			break;
 		case IRQ_S_SOFT:
 			ipi_interrupt();
+			break;
+		case IRQ_S_EXT:
+			/* Its message wakes the driver, which runs once this
+			 * thread blocks or its tick ends, or at once on an idle
+			 * hart. */
+			irq_external();
 			break;
 		}
 	} else if (cause == CAUSE_ECALL_U) {

@@ -17,6 +17,7 @@
 #include "uvm_frames.h"
 #include "harts.h"
 #include "shootdown.h"
+#include "devices.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -93,6 +94,11 @@ static struct mm_page *p_page_desc(uint64_t pa)
  * pending, so it goes at once. */
 static void p_frame_release(uint64_t pa, unsigned level)
 {
+	/* A device's registers (ROP_MAP of an MMIO cap) are no frame: no
+	 * count, no reference, nothing to free. A leaf never spans a
+	 * window's end, so its first page tells. */
+	if (device_pa(pa))
+		return;
 	uint64_t n = 1ULL << (9 * (level - 1));
 	for (uint64_t i = 0; i < n; i++) {
 		uvm_frame_unmapped(pa + i * PAGE_SIZE);

@@ -16,10 +16,16 @@ long module_find(const char *name)
 	}
 }
 
-/* Needs: argv strings fit SPAWN_ARGS_MAX together. Hands over the
- * kernel and console caps of slots SLOT_KERNEL and SLOT_CONSOLE when
- * this task holds them. */
 long program_spawn(long module, int argc, char **argv, long quota, long dst)
+{
+	return program_spawn_give(module, argc, argv, quota, dst, SLOT_NONE, 1);
+}
+
+/* Needs: argv strings fit SPAWN_ARGS_MAX together. Hands over the
+ * console cap of SLOT_CONSOLE, and the kernel cap of SLOT_KERNEL when
+ * `kernel`, when this task holds them. */
+long program_spawn_give(long module, int argc, char **argv, long quota, long dst, long give,
+			int kernel)
 {
 	char block[SPAWN_ARGS_MAX];
 	size_t n = 0;
@@ -35,10 +41,11 @@ long program_spawn(long module, int argc, char **argv, long quota, long dst)
 	struct cap_info ci;
 	struct spawn_ext ext = {
 		.args = block, .args_len = n,
-		.kernel = cap_info(SLOT_KERNEL, &ci) == 0 && ci.type == CAP_KERNEL ? SLOT_KERNEL : SLOT_NONE,
+		.kernel = kernel && cap_info(SLOT_KERNEL, &ci) == 0 && ci.type == CAP_KERNEL ?
+			  SLOT_KERNEL : SLOT_NONE,
 		.console = cap_info(SLOT_CONSOLE, &ci) == 0 && ci.type == CAP_CONSOLE ? SLOT_CONSOLE : SLOT_NONE,
 	};
-	return sc7(SYS_TASK_SPAWN, SLOT_KERNEL, module, 0, dst, quota, SLOT_NONE, (long)&ext);
+	return sc7(SYS_TASK_SPAWN, SLOT_KERNEL, module, 0, dst, quota, give, (long)&ext);
 }
 
 int prog_usage(const char *text)

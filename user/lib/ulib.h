@@ -146,6 +146,11 @@ long module_find(const char *name);
  * `quota` (QUOTA()), and our kernel and console caps handed over (those we
  * hold); its task cap lands in dst. 0 or the error. */
 long program_spawn(long module, int argc, char **argv, long quota, long dst);
+/* The same with a copy of cap `give` (or SLOT_NONE) in the child's
+ * SLOT_GIVEN, and our kernel cap handed over only when `kernel` (a server
+ * that needs no boot authority gets none). */
+long program_spawn_give(long module, int argc, char **argv, long quota, long dst, long give,
+			int kernel);
 /* crc32.c: zlib's CRC-32 of len bytes at buf, continuing from crc (0 to
  * start). */
 uint32_t crc32_update(uint32_t crc, const void *buf, size_t len);

@@ -41,3 +41,17 @@ int pg_counters_back(const struct kcounters *a, int frames, char *why)
 	     (long)(b.threads - a->threads), (long)(b.endpoints - a->endpoints),
 	     frames ? (long)(b.frame_objs - a->frame_objs) : 0L, (long)(b.caps - a->caps));
 }
+
+/* Frame objects, caps and tasks back to *before (settled), for a test that
+ * passed: 0, or 1 with the difference in why. */
+int counters_objs_back(const struct kcounters *before, char *why)
+{
+	struct kcounters after;
+	settled_counters(&after);
+	if (after.frame_objs == before->frame_objs && after.caps == before->caps &&
+	    after.tasks == before->tasks)
+		return 0;
+	FAIL("leak: frame objects %ld, caps %ld, tasks %ld",
+	     (long)(after.frame_objs - before->frame_objs),
+	     (long)(after.caps - before->caps), (long)(after.tasks - before->tasks));
+}

@@ -13,6 +13,9 @@ struct region_op;
  * and frames too when `frames`): 0, or 1 with why filled. */
 void settled_counters(struct kcounters *out);
 int pg_counters_back(const struct kcounters *a, int frames, char *why);
+/* Frame objects, caps and tasks back where *before had them (settled):
+ * 0, or 1 with the difference in why. */
+int counters_objs_back(const struct kcounters *before, char *why);
 
 /* util.c: empty a slot and give it back (no-op for -1; *s becomes -1);
  * rdtime ticks per second (DBG_TIMEBASE, cached); one region op on the
@@ -24,6 +27,14 @@ int given_cap_type(void);
 uint64_t ticks_per_sec(void);
 long txn_one(long region, uint32_t op, uint32_t prot, uint64_t va, int64_t arg,
 	     struct region_op *out);
+
+/* watchdog.c: a thread that prints "<name>: FAIL: timed out (a task
+ * hangs)" and ends the program with status 1 unless *done is set within
+ * `seconds` (it runs when this returns: its thread slot, or the error);
+ * and 8 KiB of stack grown now, so a later frame count is not moved by
+ * it. For the demos that count the kernel's objects around children. */
+long watchdog_start(const char *name, unsigned seconds, volatile int *done);
+void touch_stack(void);
 
 /* pgroles.c: the fault-endpoint test roles (selftest pg_*, pagerkill). */
 enum { ROLE_PG_CLIENT = 96, ROLE_PG_PAGER };

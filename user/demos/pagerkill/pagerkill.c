@@ -25,19 +25,6 @@
 
 static volatile int pk_done;
 
-static void watchdog(void *a)
-{
-	*(volatile int *)a = 1;
-	uint64_t end = rdtime() + 300000000;     /* 30 s at 10 MHz */
-	while (!pk_done) {
-		if (rdtime() > end) {
-			printf("pagerkill: FAIL: timed out (a task hangs)\n");
-			sys_exit(1);
-		}
-		sys_yield();
-	}
-}
-
 #define PK_CHECK(c, ...) do { if (!(c)) { snprintf(why, 160, __VA_ARGS__); return 1; } } while (0)
 
 static int round_once(int queued, char *why)
@@ -110,13 +97,6 @@ static int round_once(int queued, char *why)
 	return 0;
 }
 
-static __attribute__((noinline)) void touch_stack(void)
-{
-	volatile char buf[8192];
-	for (int i = 0; i < (int)sizeof buf; i += 512)
-		buf[i] = 0;
-}
-
 int cmd_pagerkill(int argc, char **argv)
 {
 	if (argc > 1)
@@ -126,15 +106,12 @@ int cmd_pagerkill(int argc, char **argv)
 	why[0] = 0;
 	/* The watchdog runs from before the first count to after the last, and
 	 * our stack is grown first: only the children can move the counters. */
-	static volatile int wd_up;
 	pk_done = 0;
-	long wd = uthread_start(watchdog, (void *)&wd_up, -1, 1);
+	long wd = watchdog_start("pagerkill", 30, &pk_done);
 	if (wd < 0) {
 		printf("pagerkill: FAIL: no watchdog thread (%s)\n", err_name(wd));
 		return 1;
 	}
-	while (!wd_up)
-		sys_yield();
 	touch_stack();
 	struct kcounters before;
 	settled_counters(&before);

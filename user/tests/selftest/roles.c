@@ -266,6 +266,7 @@ int child_main(long arg)
 	case ROLE_PG_CLIENT: case ROLE_PG_PAGER: return pg_role(arg);
 	case ROLE_DEATH_CHILD: case ROLE_DEATH_WATCHER: return death_role(arg);
 	case ROLE_PLAT_CSPACE: return plat_cspace_child();
+	case ROLE_DEV_DRIVER: return dev_driver_role();
 	case ROLE_PP_FILE: case ROLE_PP_RACE: case ROLE_PP_TOUCH: case ROLE_PP_MANY:
 		return plat_pager_role(arg);
 	}

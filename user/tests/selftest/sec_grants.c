@@ -56,21 +56,6 @@ static uint64_t prot_of(long region, uint64_t va, uint64_t *kind)
 	return q.out_prot;
 }
 
-/* After a test that passed: frame objects, caps and tasks back to
- * *before (settled), else 1 with the difference in why. */
-static int leak_check(const struct kcounters *before, char *why)
-{
-	struct kcounters after;
-	settled_counters(&after);
-	if (after.frame_objs == before->frame_objs && after.caps == before->caps &&
-	    after.tasks == before->tasks)
-		return 0;
-	snprintf(why, 160, "leak: frame objects %ld, caps %ld, tasks %ld",
-		 (long)(after.frame_objs - before->frame_objs),
-		 (long)(after.caps - before->caps), (long)(after.tasks - before->tasks));
-	return 1;
-}
-
 int sec_ro_frame_protect(char *why)
 {
 	struct kcounters before;
@@ -138,7 +123,7 @@ out:
 	slot_drop(&f);
 	slot_drop(&rc);
 	slot_drop(&task);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }
 
 int sec_clone_noshare(char *why)
@@ -178,5 +163,5 @@ out:
 	slot_drop(&f);
 	slot_drop(&rc);
 	slot_drop(&task);
-	return why[0] ? 1 : leak_check(&before, why);
+	return why[0] ? 1 : counters_objs_back(&before, why);
 }

@@ -135,6 +135,18 @@ int u_va_steal(char *why);
 /* IPC without the global kernel lock (ipc_lock_tests.c). */
 int u_ipc_no_mk_lock(char *why);
 
+/* Devices for user-space drivers (dev_tests.c, selftest names dev_*)
+ * and the driver role dev_reset_on_death spawns. */
+enum { ROLE_DEV_DRIVER = 230 };
+int dev_driver_role(void);
+int dev_list(char *why);
+int dev_caps_all_or_nothing(char *why);
+int dev_map_mmio(char *why);
+int dev_map_refused(char *why);
+int dev_clone(char *why);
+int dev_dma_addr(char *why);
+int dev_reset_on_death(char *why);
+
 /* Dirty and residency tracking for pagers (dirty_tests.c). */
 int mm_dirty_bitmap(char *why);
 

@@ -904,6 +904,13 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "pg_pager_gone", pg_pager_gone },
 	{ "pg_uaccess_pager", pg_uaccess_pager },
 	{ "pg_task_create", pg_task_create },
+	{ "dev_list", dev_list },
+	{ "dev_caps_all_or_nothing", dev_caps_all_or_nothing },
+	{ "dev_map_mmio", dev_map_mmio },
+	{ "dev_map_refused", dev_map_refused },
+	{ "dev_clone", dev_clone },
+	{ "dev_dma_addr", dev_dma_addr },
+	{ "dev_reset_on_death", dev_reset_on_death },
 };
 
 int cmd_selftest(int argc, char **argv)

@@ -30,7 +30,20 @@
  * without CONTROL), or a child that reports exactly the strings and caps
  * it was given (each reaped); calls DBG_NAME with random kinds, indexes,
  * sizes and buffers (E_INVAL, E_NOENT, E_FAULT, or the entry's exact
- * bytes). It pins one heartbeat thread to each hart and ends the run if
+ * bytes).
+ * Device caps: init picks a virtio-mmio slot with no device behind it
+ * (its registers ignore writes) and hands each child a kernel cap with
+ * only R_CONTROL, with which the child makes an MMIO and an IRQ cap for
+ * that device and then deletes it: copies of the two are among what the
+ * workers name (the new device calls get them as arguments, and MAPs in
+ * the scratch window), the originals stay with the oracle, which expects
+ * device info and caps to need the kernel cap, SYS_DMA_ADDR R_DMA and a
+ * frame cap, a MAP of the window no more than the cap allows (E_PERM,
+ * E_RANGE, E_INVAL for execute), mints no wider and no stronger, and a
+ * device cap without R_GRANT to stay put. init checks the kernel cap's
+ * rights for the device calls and that a spawn gives away no device cap
+ * without R_GRANT.
+ * It pins one heartbeat thread to each hart and ends the run if
  * a hart (or a child) stops making progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
  * endpoint of its own, and after the round expects exactly one per child,
  * with the status its wait returned. At the end every kernel counter must
@@ -42,6 +55,7 @@
  * nonzero spawn argument (this role in its low byte). */
 #define ROLE_FUZZ 3
 #include <patina/pager.h>
+#include <patina/device.h>
 
 #define TPS 10000000UL                  /* rdtime: 10 MHz on QEMU virt */
 
@@ -69,6 +83,7 @@ enum {
 	CK_P_GIVE_KERNEL, CK_P_KERNEL_RIGHTS, CK_P_CONSOLE_RIGHTS,
 	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE, CK_TASK_NOTIFY,
 	CK_P_SPAWN_EXT, CK_P_SPAWN_CHILD, CK_P_DBG_NAME,
+	CK_DEVICE, CK_DMA, CK_DEV_MAP, CK_DEV_GRANT,
 	CK_SETUP,
 	NCK
 };
@@ -96,11 +111,16 @@ static const char *const ck_name[NCK] = {
 	"spawn with a bad extension (args block, kernel or console slot)",
 	"spawned child's arguments or handed caps not the ones given",
 	"debug name with a bad kind, index, size or buffer",
+	"device info or caps without the kernel cap or its right",
+	"DMA address without R_DMA or a frame cap",
+	"device window mapped beyond its cap (rights, length, execute)",
+	"device cap without GRANT transferred or given at spawn",
 	"fixture set-up",
 };
 
 struct share {
 	uint64_t magic, idx, nkids, ncpus;
+	uint64_t dev;               /* the device whose caps the child makes: index + 1, 0 none */
 	volatile uint64_t beat, calls, state, inflight, checks;
 	volatile uint64_t ipc_ok, lends, revokes;
 	volatile uint32_t viol[NCK], mism[NCK], stuck[NCK];
@@ -271,6 +291,13 @@ static long args_random(uint64_t *s, struct spawn_ext *e, char *buf, size_t size
 #define OW_PAGES 15                     /* those the checks use; the last maps frame B */
 #define OW_END (OW_VA + 16 * 4096UL)
 #define OW_B (OW_VA + 15 * 4096UL)
+#define OW_DEV (OW_VA + 12 * 4096UL)    /* the device checks' mappings: pages 12 and 13 */
+/* The child's own device caps, where no random call reaches (the workers
+ * name slots below 2048 and the last chunk's). */
+#define DEV_MMIO 4000
+#define DEV_IRQ 4001
+#define DEVP_VA 0x53000000UL            /* init: where it looks at a device's registers */
+#define VIRTIO_MAGIC 0x74726976u
 #define TXN_PAGES 8                     /* the revoke-barrier check: pages 0..7 */
 #define B_MAGIC 0x4242424242424242ULL
 #define LEND_VA 0x6c000000UL            /* memory lent to siblings */
@@ -347,6 +374,7 @@ struct worker { uint64_t seed; long iters; volatile long done_calls; volatile lo
 static struct worker workers[NWORKERS];
 static volatile int go, stop;
 static long slot_scratch;
+static long dev_w = SLOT_NONE, irq_w = SLOT_NONE;   /* the workers' copies of the device caps */
 static uint64_t my_idx, n_kids, n_cpus;
 
 static long worker_calls(void)
@@ -379,6 +407,8 @@ static void worker_fn(void *a)
 				ops[k].va = SCRATCH + (rnd(&s) % 64) * 4096;
 				ops[k].len = (1 + rnd(&s) % 8) * 4096;
 				ops[k].arg = slotify(wild_slot(&s));
+				if (ops[k].op == ROP_MAP && rnd(&s) % 4 == 0)
+					ops[k].arg = dev_w;    /* a device window, if it is still there */
 			}
 			a0 = rnd(&s) % 4 ? slot_scratch : a0;
 			a1 = (long)SCRATCH;
@@ -397,6 +427,12 @@ static void worker_fn(void *a)
 			a4 = n;
 			a5 = (long)(1 + rnd(&s) % 7);
 		}
+		if (nr == SYS_DMA_ADDR && rnd(&s) % 2)
+			a0 = dev_w;
+		if ((nr == SYS_IRQ_BIND || nr == SYS_IRQ_ACK) && rnd(&s) % 2)
+			a0 = irq_w;
+		if (nr == SYS_DEVICE_INFO && rnd(&s) % 2)
+			a2 = (long)SCRATCH + (long)(rnd(&s) % 64) * 8;
 		if (nr == SYS_PUTS) {
 			/* We hold no console cap; the buffer is one that must fail
 			 * or print nothing anyway. */
@@ -1296,6 +1332,144 @@ static void ck_txn_revoke(uint64_t *s)
 }
 
 #define ORACLE_EVERY 8       /* one check per this many worker calls */
+/* A mint of device cap src into O_TMP with `rights` (its own range). */
+static long dev_mint(long src, unsigned rights)
+{
+	struct cap_info ci;
+	long r = cap_info(src, &ci);
+	return r ? r : cap_mint(src, O_TMP, rights, 0, ci.lo, ci.hi);
+}
+
+/* Device calls that lack what they need (see the top). */
+static void ck_device(uint64_t *s)
+{
+	struct cap_info ci;
+	uint64_t w[4] = { 1, 2, 3, 4 };
+	long r;
+	if (!sh->dev || cap_info(DEV_MMIO, &ci) || ci.type != CAP_MMIO)
+		return;
+	cap_delete(O_TMP);
+	switch (rnd(s) % 5) {
+	case 0: {
+		/* No kernel cap here any more. */
+		static const long nk[] = { SLOT_KERNEL, O_FRAME, DEV_MMIO, DEV_IRQ, O_TASK_NC };
+		long k = nk[rnd(s) % 5];
+		struct device_info d;
+		if (rnd(s) % 2)
+			r = sc3(SYS_DEVICE_INFO, k, 0, &d);
+		else
+			r = sc6(SYS_DEVICE_CAPS, k, (long)sh->dev - 1, O_TMP, SLOT_NONE, 0, 0);
+		expect(CK_DEVICE, r, E_BADCAP, 0);
+		break;
+	}
+	case 1:
+		switch (rnd(s) % 4) {
+		case 0:
+			if ((r = dev_mint(DEV_MMIO, (R_READ | R_WRITE | R_GRANT) & (unsigned)rnd(s)))) {
+				note_mism(CK_SETUP, r);
+				return;
+			}
+			expect(CK_DMA, sc2(SYS_DMA_ADDR, O_TMP, O_FRAME), E_PERM, 0);
+			break;
+		case 1: {
+			static const long nf[] = { O_REG, O_P_SO, DEV_IRQ, DEV_MMIO, O_TMP };
+			expect(CK_DMA, sc2(SYS_DMA_ADDR, DEV_MMIO, nf[rnd(s) % 5]), E_BADCAP, 0);
+			break;
+		}
+		case 2: {
+			static const long nm[] = { O_FRAME, O_REG, DEV_IRQ, SLOT_KERNEL };
+			expect(CK_DMA, sc2(SYS_DMA_ADDR, nm[rnd(s) % 4], O_FRAME), E_BADCAP, 0);
+			break;
+		}
+		default:
+			/* With both: a frame's page-aligned address, never the window's. */
+			r = sc2(SYS_DMA_ADDR, DEV_MMIO, O_FRAME);
+			if (r <= 0 || (r & 4095) || ((uint64_t)r >= ci.lo && (uint64_t)r < ci.hi))
+				note_mism(CK_DMA, r);
+			break;
+		}
+		break;
+	case 2: {
+		ow_reset();
+		long src = DEV_MMIO, e1;
+		uint32_t prot = PROT_R;
+		uint64_t len = 4096;
+		switch (rnd(s) % 4) {
+		case 0:
+			if ((r = dev_mint(DEV_MMIO, R_READ | R_GRANT | (R_DMA & (unsigned)rnd(s))))) {
+				note_mism(CK_SETUP, r);
+				return;
+			}
+			src = O_TMP;
+			prot = PROT_R | PROT_W;
+			e1 = E_PERM;
+			break;
+		case 1:
+			len = ci.hi - ci.lo + 4096;
+			e1 = E_RANGE;
+			break;
+		case 2:
+			prot = PROT_R | PROT_X;
+			e1 = E_INVAL;
+			break;
+		default: {
+			/* The window as the cap allows: it maps and reads as virtio. */
+			struct region_op o = rop(ROP_MAP, PROT_R, OW_DEV, 4096, DEV_MMIO);
+			r = region_txn(O_REG, OW_DEV, OW_DEV + 4096, &o, 1);
+			if (r != 1 || *(volatile uint32_t *)OW_DEV != VIRTIO_MAGIC)
+				note_mism(CK_DEV_MAP, r == 1 ? -E_INVAL : r);
+			ow_reset();
+			return;
+		}
+		}
+		if (len > 2 * 4096)
+			return;     /* a window wider than the check's pages */
+		struct region_op o = rop(ROP_MAP, prot, OW_DEV, len, src);
+		r = region_txn(O_REG, OW_DEV, OW_DEV + len, &o, 1);
+		expect_txn(CK_DEV_MAP, r, &o, e1, 0);
+		ow_reset();
+		break;
+	}
+	case 3:
+		if (rnd(s) % 2) {
+			static const int64_t d[][2] = { { -4096, 0 }, { 0, 4096 }, { 8, 0 }, { 0, -8 } };
+			int k = (int)(rnd(s) % 4);
+			r = cap_mint(DEV_MMIO, O_TMP, R_READ, 0, ci.lo + (uint64_t)d[k][0],
+				     ci.hi + (uint64_t)d[k][1]);
+			expect(CK_MINT_RANGE, r, E_PERM, 0);
+		} else {
+			long src = rnd(s) % 2 ? DEV_MMIO : DEV_IRQ;
+			struct cap_info si;
+			if ((r = cap_info(src, &si))) {
+				note_mism(CK_SETUP, r);
+				return;
+			}
+			unsigned bit;
+			do
+				bit = 1u << (rnd(s) % 14);
+			while (si.rights & bit);
+			r = cap_mint(src, O_TMP, si.rights | bit, 0, si.lo, si.hi);
+			expect(CK_MINT_RIGHTS, r, E_PERM, 0);
+		}
+		break;
+	default:
+		/* Without R_GRANT a device cap stays here (the catcher waits on
+		 * O_Q, whose cap has GRANT). */
+		if ((r = dev_mint(rnd(s) % 2 ? DEV_MMIO : DEV_IRQ,
+				  (R_READ | R_WRITE | R_DMA | R_CONTROL) & (unsigned)rnd(s)))) {
+			if (r != -E_PERM)
+				note_mism(CK_SETUP, r);
+			return;
+		}
+		inflight(T_ORACLE, CK_DEV_GRANT);
+		struct sysret x = ipc(rnd(s) % 2 ? SYS_SEND : SYS_CALL, O_Q, w, O_TMP);
+		inflight_end(T_ORACLE);
+		expect(CK_DEV_GRANT, x.a0, E_PERM, 0);
+		break;
+	}
+	cap_delete(O_TMP);
+}
+
 static void oracle_fn(void *a)
 {
 	uint64_t s = (uint64_t)a;
@@ -1309,8 +1483,9 @@ static void oracle_fn(void *a)
 			continue;
 		}
 		last = c;
-		switch (rnd(&s) % 9) {
+		switch (rnd(&s) % 10) {
 		case 0: ck_nocap(&s); break;
+		case 8: ck_device(&s); break;
 		case 1: case 2: ck_region(&s); break;
 		case 3: ck_mint(&s); break;
 		case 4: ck_endpoint(&s); break;
@@ -1388,6 +1563,16 @@ static int fuzz_child(uint64_t arg)
 	r = r ? r : cap_mint(O_Q, O_Q_NG, R_SEND | R_RECV, 0, 0, 0);
 	r = r ? r : cap_mint(O_Q, O_Q_RO, R_RECV, 0, 0, 0);
 	r = r ? r : cap_mint(SLOT_SELF_TASK, O_TASK_NC, R_READ | R_WRITE, 0, 0, 0);
+	if (!r && sh->dev) {
+		/* The device caps, made with the kernel cap init lent us for
+		 * that alone; the workers get copies. */
+		r = sc6(SYS_DEVICE_CAPS, SLOT_KERNEL, (long)sh->dev - 1, DEV_MMIO, DEV_IRQ, 0, 0);
+		dev_w = slot_alloc();
+		irq_w = slot_alloc();
+		r = r ? r : cap_copy(DEV_MMIO, dev_w);
+		r = r ? r : cap_copy(DEV_IRQ, irq_w);
+	}
+	cap_delete(SLOT_KERNEL);
 	if (r) {
 		sh->code[CK_SETUP] = (int32_t)r;
 		sh->mism[CK_SETUP]++;
@@ -1515,6 +1700,41 @@ static void waiter_fn(void *a)
 
 /* Kernel and console caps minted with too few rights must not work, and a
  * kernel cap must never leave init. */
+/* init's device: the index + 1 of a virtio-mmio slot with no device
+ * behind it (DeviceID 0: its registers ignore writes, so no random write
+ * reaches a device), 0 when there is none; its MMIO cap (init's, for the
+ * spawn check) and the kernel cap with only R_CONTROL lent to children. */
+static uint64_t fz_dev;
+static long fz_mmio = SLOT_NONE, fz_kctl = SLOT_NONE;
+
+static void pick_device(void)
+{
+	struct device_info d;
+	for (long i = 0; !fz_dev && sc3(SYS_DEVICE_INFO, SLOT_KERNEL, i, &d) == 0; i++) {
+		if (strcmp(d.compatible, "virtio,mmio"))
+			continue;
+		long m = slot_alloc();
+		struct region_op o = rop(ROP_MAP, PROT_R, DEVP_VA, 4096, m);
+		if (sc6(SYS_DEVICE_CAPS, SLOT_KERNEL, i, m, SLOT_NONE, 0, 0) == 0 &&
+		    region_txn(SLOT_SELF_AS, DEVP_VA, DEVP_VA + 4096, &o, 1) == 1) {
+			volatile uint32_t *reg = (volatile uint32_t *)DEVP_VA;
+			if (reg[0] == VIRTIO_MAGIC && reg[2] == 0) {
+				fz_dev = (uint64_t)i + 1;
+				fz_mmio = m;
+			}
+			o = rop(ROP_UNMAP, 0, DEVP_VA, 4096, 0);
+			region_txn(SLOT_SELF_AS, DEVP_VA, DEVP_VA + 4096, &o, 1);
+		}
+		if (fz_mmio != m) {
+			cap_delete(m);
+			slot_release(m);
+		}
+	}
+	fz_kctl = slot_alloc();
+	if (cap_mint(SLOT_KERNEL, fz_kctl, R_CONTROL, 0, 0, 0))
+		fz_dev = 0;
+}
+
 static void parent_checks(uint64_t *s)
 {
 	static const unsigned kr[] = { R_READ, R_WRITE, R_CONTROL, R_READ | R_WRITE,
@@ -1528,6 +1748,8 @@ static void parent_checks(uint64_t *s)
 		if (!(have & R_READ)) {
 			r = sc6(SYS_DEBUG, k, rnd(s) % 2 ? DBG_NCPUS : DBG_MMINFO, 0, 0, 0, 0);
 			expect(CK_P_KERNEL_RIGHTS, r, E_PERM, 0);
+			r = sc3(SYS_DEVICE_INFO, k, 0, XP_VA);
+			expect(CK_DEVICE, r, E_PERM, 0);
 			r = sc6(SYS_DEBUG, k, DBG_NAME, (long)(rnd(s) % 2), XP_VA, 4096, 0);
 			expect(CK_P_KERNEL_RIGHTS, r, E_PERM, 0);
 		}
@@ -1540,9 +1762,23 @@ static void parent_checks(uint64_t *s)
 			expect(CK_P_KERNEL_RIGHTS, r, E_PERM, 0);
 			if (r >= 0)
 				reap_task(d);
+			r = sc6(SYS_DEVICE_CAPS, k, 0, d, SLOT_NONE, 0, 0);
+			expect(CK_DEVICE, r, E_PERM, 0);
+			if (r >= 0)
+				cap_delete(d);
 		}
 		r = task_spawn_q(self_module(), ROLE_NOP, d, QUOTA(32, 1, 0, 0), rnd(s) % 2 ? SLOT_KERNEL : k);
 		expect(CK_P_GIVE_KERNEL, r, E_PERM, 0);
+		if (r >= 0)
+			reap_task(d);
+		cap_delete(k);
+	}
+	/* A device cap without GRANT is not handed over at spawn. */
+	struct cap_info ci;
+	if (fz_mmio != SLOT_NONE && !cap_info(fz_mmio, &ci) &&
+	    !(r = cap_mint(fz_mmio, k, (R_READ | R_WRITE | R_DMA) & (unsigned)rnd(s), 0, ci.lo, ci.hi))) {
+		r = task_spawn_q(self_module(), ROLE_NOP, d, QUOTA(32, 1, 0, 0), k);
+		expect(CK_DEV_GRANT, r, E_PERM, 0);
 		if (r >= 0)
 			reap_task(d);
 		cap_delete(k);
@@ -2031,6 +2267,7 @@ int cmd_sysfuzz(int argc, char **argv)
 		}
 	while (helpers_up < nhelp)
 		sys_yield();
+	pick_device();
 
 	struct kcounters before, after;
 	settled_counters(&before);
@@ -2066,6 +2303,7 @@ int cmd_sysfuzz(int argc, char **argv)
 			p->nkids = (uint64_t)nk;
 			p->ncpus = pshare.ncpus;
 			p->magic = SHARE_MAGIC;
+			p->dev = fz_dev;
 			kid_dead[i] = 0;
 			kid_status[i] = 0;
 			assign[i] = budget / nk + (i == 0 ? budget % nk : 0);
@@ -2073,7 +2311,10 @@ int cmd_sysfuzz(int argc, char **argv)
 			uint64_t arg = ROLE_FUZZ | (sd << 8) | ((uint64_t)assign[i] << 40);
 			kid_task[i] = slot_alloc();
 			tt.kids++;
-			r = task_spawn_q(self_module(), arg, kid_task[i], QUOTA(KID_FRAMES, KID_THREADS, 16, 1), em[i]);
+			/* With a device, a kernel cap to make its caps with. */
+			struct spawn_ext kx = { NULL, 0, fz_dev ? fz_kctl : SLOT_NONE, SLOT_NONE };
+			r = sc7(SYS_TASK_SPAWN, SLOT_KERNEL, self_module(), (long)arg, kid_task[i],
+				QUOTA(KID_FRAMES, KID_THREADS, 16, 1), em[i], (long)&kx);
 			if (!r)
 				r = map_into(kid_task[i], SHARE_VA, share_f[i]);
 			if (r) {
@@ -2196,6 +2437,8 @@ int cmd_sysfuzz(int argc, char **argv)
 	}
 	struct region_op xo = rop(ROP_UNMAP, 0, XP_VA, 4096, 0);
 	region_txn(SLOT_SELF_AS, XP_VA, XP_VA + 4096, &xo, 1);
+	slot_drop(&fz_mmio);
+	slot_drop(&fz_kctl);
 
 	add_counts(&tt, &pshare);
 	unsigned long viol = 0, mism = 0;
@@ -2207,6 +2450,10 @@ int cmd_sysfuzz(int argc, char **argv)
 	printf("sysfuzz: %ld authority checks; siblings: %ld IPC calls, %ld loans, %ld revoked\n",
 	       tt.checks, tt.ipc_ok, tt.lends, tt.revokes);
 	printf("sysfuzz: %ld death notices received, %ld missing or wrong\n", tt.notes, tt.notes_bad);
+	if (fz_dev)
+		printf("sysfuzz: device caps of device %lu (an empty virtio-mmio slot) fuzzed\n", fz_dev - 1);
+	else
+		printf("sysfuzz: no empty virtio-mmio slot: no device caps fuzzed\n");
 	printf("sysfuzz: %ld spawns through the extension: %ld ran and were reaped, refused %ld E_INVAL, "
 	       "%ld E_FAULT, %ld E_BADCAP, %ld E_PERM; %ld DBG_NAME calls, %ld named\n", xs.spawns, xs.started,
 	       xs.inval, xs.fault, xs.badcap, xs.perm, xs.names, xs.named);
