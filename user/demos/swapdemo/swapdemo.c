@@ -2,17 +2,21 @@
  * threads, one per hart, write and verify a pattern over more pages than
  * the client may hold resident.
  *
- *   swapdemo [--pages P] [--frames F] [--threads T] [--passes S]
+ *   swapdemo [--pages P] [--frames F] [--threads T] [--passes S] [--disk [--disk-slots N]]
  *
  * The swap pager (a struct swappager, on libpager) runs on this program's
  * thread; the client is a child task (role ROLE_SWAPDEMO): a copy of this
  * program with a cap to the pager's endpoint (badge SD_BADGE_CTL) on
  * which it calls "hello" (the reply is "go" with the window and the work)
  * and "done" (with its corrupt count). libpager routes the client's faults
- * and death to the same endpoint. Last line:
+ * and death to the same endpoint. With --disk the store is the attached
+ * disk (the virtio-blk driver started on it, slots from sector 0, at most
+ * N of them with --disk-slots: fewer than the pages evicted leaves pages
+ * in memory). Last line:
  *   swapdemo: <N> pages out, <M> pages in, <C> corrupt
+ * and with --disk ", <W> pages written to disk, <R> read back" after it;
  * exit 0 only if C is 0, N > 0, the client exited 0 and the kernel
- * counters came back to where they were. */
+ * counters came back to where they were (the driver gone too). */
 #include "ulib.h"
 #include "testlib.h"
 #include "swappager.h"
@@ -176,6 +180,20 @@ static void sd_gone(struct pager *pg, struct pager_client *cl, long status)
 
 static const struct pager_ops sd_ops = { .message = sd_ctl_msg, .client_gone = sd_gone };
 
+/* ticks of the time counter in milliseconds */
+static unsigned long sd_ms(uint64_t ticks)
+{
+	long hz = dbg(DBG_TIMEBASE, 0, 0);
+	return hz > 0 ? (unsigned long)(ticks * 1000 / (uint64_t)hz) : 0;
+}
+
+/* Pages per second over `ticks`, 0 when no time passed. */
+static unsigned long sd_rate(unsigned long pages, uint64_t ticks)
+{
+	long hz = dbg(DBG_TIMEBASE, 0, 0);
+	return ticks && hz > 0 ? (unsigned long)(pages * (uint64_t)hz / ticks) : 0;
+}
+
 static int sd_opt(int argc, char **argv, int *i, const char *name, unsigned long *v)
 {
 	if (strcmp(argv[*i], name))
@@ -215,9 +233,16 @@ static __attribute__((noinline)) void sd_grow_first(void)
 
 int cmd_swapdemo(int argc, char **argv)
 {
-	unsigned long pages = 1024, frames = 128, threads = 0, passes = 2;
+	unsigned long pages = 1024, frames = 128, threads = 0, passes = 2, dslots = 0;
+	int use_disk = 0;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--disk")) {
+			use_disk = 1;
+			continue;
+		}
 		int m = sd_opt(argc, argv, &i, "--pages", &pages);
+		if (!m)
+			m = sd_opt(argc, argv, &i, "--disk-slots", &dslots);
 		if (!m)
 			m = sd_opt(argc, argv, &i, "--frames", &frames);
 		if (!m)
@@ -225,7 +250,8 @@ int cmd_swapdemo(int argc, char **argv)
 		if (!m)
 			m = sd_opt(argc, argv, &i, "--passes", &passes);
 		if (m != 1)
-			return prog_usage("swapdemo [--pages P] [--frames F] [--threads T] [--passes S]");
+			return prog_usage("swapdemo [--pages P] [--frames F] [--threads T] [--passes S] "
+					  "[--disk [--disk-slots N]]");
 	}
 	long ncpus = dbg(DBG_NCPUS, 0, 0);
 	if (ncpus < 1)
@@ -247,7 +273,9 @@ int cmd_swapdemo(int argc, char **argv)
 	struct kcounters before;
 	settled_counters(&before);
 	uint64_t t0 = rdtime();
-	int fail = 0, pager = 0, spawned = 0;
+	int fail = 0, pager = 0, spawned = 0, disk_up = 0;
+	struct blk blk;
+	struct swapdisk disk;
 	long st = -1, sr = 0;
 	struct swap_stats ss = { 0 };
 	struct sd_ctl ctl = { .go = { SD_BASE, pages, threads | passes << 16, (uint64_t)ncpus } };
@@ -256,7 +284,22 @@ int cmd_swapdemo(int argc, char **argv)
 	long r = -E_NOMEM;
 	if (cctl < 0 || task < 0)
 		goto out;
-	if ((r = swappager_init(&sp, pages, frames, &sd_ops, &ctl))) {
+	if (use_disk) {
+		if ((r = blk_start(&blk))) {
+			printf("swapdemo: disk: %s%s\n", err_name(r),
+			       r == -E_NOENT ? " (no disk attached: scripts/run --disk IMAGE)" : "");
+			goto out;
+		}
+		if ((r = swapdisk_init(&disk, &blk, pages, 0, dslots))) {
+			printf("swapdemo: disk store: %s\n", err_name(r));
+			blk_stop(&blk);
+			goto out;
+		}
+		disk_up = 1;
+		printf("swapdemo: swapping to a %lu MiB disk, %lu slots\n",
+		       (unsigned long)(blk.sectors / 2048), disk.nslots);
+	}
+	if ((r = swappager_init(&sp, pages, frames, &sd_ops, &ctl, disk_up ? &disk : NULL))) {
 		printf("swapdemo: pager set-up: %ld\n", r);
 		goto out;
 	}
@@ -300,13 +343,19 @@ out:
 			task_kill(task);
 		st = task_wait(task);
 	}
+	struct swapdisk ds = { 0 };
+	if (disk_up) {
+		ds = disk;
+		swapdisk_fini(&disk);
+		blk_stop(&blk);
+	}
 	long slots[] = { task, cctl };
 	for (unsigned i = 0; i < sizeof slots / sizeof slots[0]; i++)
 		if (slots[i] >= 0) {
 			cap_delete(slots[i]);
 			slot_release(slots[i]);
 		}
-	uint64_t ms = (rdtime() - t0) / 10000;
+	unsigned long ms = sd_ms(rdtime() - t0);
 	if (!ctl.done)
 		fail = 1;
 	if (ctl.done && ctl.status) {
@@ -324,10 +373,22 @@ out:
 	printf("swapdemo: %lu faults: %lu zero-filled, %lu swapped in, %lu evicted (%lu written to "
 	       "swap), %lu already mapped, %lu aged, %lu killed; %lu ms (pager busy %lu ms)\n",
 	       ss.faults, ss.zero, ss.in, ss.out, ss.written, ss.spurious, ss.aged, ss.killed,
-	       (unsigned long)ms, (unsigned long)(ss.busy / 10000));
+	       ms, sd_ms(ss.busy));
 	if (!ss.out || ctl.corrupt)
 		fail = 1;
-	printf("swapdemo: %lu pages out, %lu pages in, %lu corrupt\n", ss.out, ss.in, ctl.corrupt);
+	if (!disk_up) {
+		printf("swapdemo: %lu pages out, %lu pages in, %lu corrupt\n", ss.out, ss.in, ctl.corrupt);
+		return fail;
+	}
+	printf("swapdemo: disk: %lu pages written in %lu ms (%lu pages/s), %lu read in %lu ms "
+	       "(%lu pages/s); %lu kept in memory (disk full %lu, I/O errors %lu), %lu frames past %lu\n",
+	       ds.written, sd_ms(ds.wticks), sd_rate(ds.written, ds.wticks), ds.readback,
+	       sd_ms(ds.rticks), sd_rate(ds.readback, ds.rticks), ss.kept, ds.full, ds.errors,
+	       ss.over, frames);
+	if (!ds.written)
+		fail = 1;
+	printf("swapdemo: %lu pages out, %lu pages in, %lu corrupt, %lu pages written to disk, "
+	       "%lu read back\n", ss.out, ss.in, ctl.corrupt, ds.written, ds.readback);
 	return fail;
 }
 

@@ -1,9 +1,12 @@
 /* The swap pager (swappager.h) on libpager: libpager attaches the client,
  * receives and types its faults and learns of its death; this file keeps
- * at most `frames` of the client's pages resident, evicting with a clock
- * (second chance on the accessed bit) into a swap store of its own
- * anonymous memory. One thread serves a swap pager, so its state needs no
- * locks. See docs/pagers.md, "The swap pager".
+ * `frames` of the client's pages resident, evicting with a clock (second
+ * chance on the accessed bit) into a swap store: its own anonymous memory,
+ * or a disk (swapdisk.h). A page the store refuses (disk full, a write
+ * error) goes back into the client as it was, and the pager takes a fresh
+ * frame instead, past `frames` if it must: the client keeps running. One
+ * thread serves a swap pager, so its state needs no locks. See
+ * docs/pagers.md, "The swap pager".
  *
  * Frames are not held as caps for long (each cap slot past the fixed
  * ones costs CSpace room charged to the pager's quota): a resident page's
@@ -84,7 +87,7 @@ static void free_frames_drop(struct swappager *sp)
 	sp->next = sp->nfree = 0;
 }
 
-/* The clock: from the hand, pages whose accessed bit is set get a second
+/* The clock over the nalloc ring positions in use: from the hand, pages whose accessed bit is set get a second
  * chance (ROP_AGE clears the bit); the first pages found with it clear
  * (up to `want`) are evicted, their frames landing in fs[at ..], and
  * marked swapped with their index as slot, in the same transaction as
@@ -95,11 +98,11 @@ static long clock_evict(struct swappager *sp, unsigned at, unsigned want)
 {
 	struct region_op q[REGION_MAX_OPS], ops[REGION_MAX_OPS];
 	uint32_t qpos[REGION_MAX_OPS];
-	for (unsigned long round = 0; round < 4 * sp->frames + 64; round++) {
+	for (unsigned long round = 0; round < 4 * sp->nalloc + 64; round++) {
 		/* The next resident pages from the hand. */
 		unsigned n = 0;
-		for (unsigned long scanned = 0; n < REGION_MAX_OPS && scanned < sp->frames; scanned++) {
-			uint32_t pos = (uint32_t)((sp->hand + scanned) % sp->frames);
+		for (unsigned long scanned = 0; n < REGION_MAX_OPS && scanned < sp->nalloc; scanned++) {
+			uint32_t pos = (uint32_t)((sp->hand + scanned) % sp->nalloc);
 			if (sp->ring[pos] == RING_FREE)
 				continue;
 			qpos[n] = pos;
@@ -131,7 +134,7 @@ static long clock_evict(struct swappager *sp, unsigned at, unsigned want)
 		r = pager_txn(sp->client, ops, nops);
 		if (r)
 			return r;
-		sp->hand = i < n ? qpos[i] : (qpos[n - 1] + 1) % sp->frames;
+		sp->hand = i < n ? qpos[i] : (qpos[n - 1] + 1) % sp->nalloc;
 		unsigned v = 0;
 		for (unsigned j = 0; j < nops; j++) {
 			if (ops[j].op == ROP_AGE)
@@ -152,9 +155,67 @@ static long clock_evict(struct swappager *sp, unsigned at, unsigned want)
 	return -E_AGAIN;
 }
 
+/* Fresh frames into free-list entries 0 .. n-1, each at a new ring
+ * position. 0 or an error (none taken). */
+static long fresh_frames(struct swappager *sp, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		long r = frame_alloc(sp->fs[k]);
+		if (r) {
+			while (k--)
+				cap_delete(sp->fs[k]);
+			return r;
+		}
+		sp->fpos[k] = (uint32_t)(sp->nalloc + k);
+		sp->fzero[k] = 1;
+	}
+	sp->nalloc += n;
+	return 0;
+}
+
+/* Copy victim page idx (at scratch page k) to the store: 0 or the store's
+ * refusal. */
+static long store_out(struct swappager *sp, uint32_t idx, unsigned k)
+{
+	if (sp->disk)
+		return swapdisk_write(sp->disk, idx, scratch_page(sp, k));
+	memcpy(store_page(sp, idx), scratch_page(sp, k), PG);
+	return 0;
+}
+
+/* The store refused victim k: its frame goes back into the client where
+ * it was (over the swapped status the eviction left), at its old ring
+ * position, resident and in the store nowhere. 0 or an error. */
+static long victim_restore(struct swappager *sp, unsigned k)
+{
+	uint32_t idx = sp->fidx[k];
+	long r = pager_map(sp->client, (uint64_t)idx * PG, sp->fs[k], PROT_R | PROT_W);
+	if (r)
+		return r;
+	cap_delete(sp->fs[k]);    /* the client's mapping holds the frame again */
+	sp->ring[sp->fpos[k]] = idx;
+	sp->state[idx] = PS_RESIDENT;
+	sp->st.kept++;
+	return 0;
+}
+
+/* Free-list entry k is not free after all: the last entry takes its place
+ * (the slot numbers in fs[] are swapped, so every slot stays listed). */
+static void free_entry_drop(struct swappager *sp, unsigned k, unsigned last)
+{
+	long fs = sp->fs[k];
+	sp->fs[k] = sp->fs[last];
+	sp->fs[last] = fs;
+	sp->fpos[k] = sp->fpos[last];
+	sp->fidx[k] = sp->fidx[last];
+	sp->fzero[k] = sp->fzero[last];
+}
+
 /* Fill the free list: fresh frames while fewer than `frames` were ever
  * allocated, else victims of the clock, whose contents go to their swap
- * slots (when dirty, or not there yet). 0 or an error. */
+ * slots (when dirty, or not there yet). Victims the store refuses go back
+ * to the client; when none is left, fresh frames past `frames` (at most
+ * one per window page in all). 0 or an error. */
 static long refill(struct swappager *sp)
 {
 	long r = scratch_drop(sp);
@@ -163,16 +224,8 @@ static long refill(struct swappager *sp)
 	unsigned n;
 	if (sp->nalloc < sp->frames) {
 		n = (unsigned)(sp->frames - sp->nalloc < SP_BATCH ? sp->frames - sp->nalloc : SP_BATCH);
-		for (unsigned k = 0; k < n; k++) {
-			r = frame_alloc(sp->fs[k]);
-			if (r) {
-				while (k--)
-					cap_delete(sp->fs[k]);
-				return r;
-			}
-			sp->fpos[k] = (uint32_t)sp->nalloc++;
-			sp->fzero[k] = 1;
-		}
+		if ((r = fresh_frames(sp, n)))
+			return r;
 	} else {
 		/* A few eviction transactions: each is one shootdown in the client. */
 		unsigned most = (unsigned)(sp->frames / 2 < SP_BATCH ? sp->frames / 2 : SP_BATCH);
@@ -191,18 +244,43 @@ static long refill(struct swappager *sp)
 	r = scratch_map(sp, n);
 	if (r)
 		return r;
-	for (unsigned k = 0; k < n; k++) {
-		if (sp->fzero[k])
-			continue;
+	unsigned restored = 0;
+	for (unsigned k = 0; k < n;) {
 		uint32_t idx = sp->fidx[k];
-		sp->st.out++;
-		if ((sp->state[idx] & PS_DIRTY) || !(sp->state[idx] & PS_VALID)) {
-			memcpy(store_page(sp, idx), scratch_page(sp, k), PG);
-			sp->st.written++;
+		if (sp->fzero[k] || (!(sp->state[idx] & PS_DIRTY) && (sp->state[idx] & PS_VALID))) {
+			if (!sp->fzero[k])
+				sp->st.out++;
+			sp->state[idx] &= (uint8_t)~PS_DIRTY;
+			k++;
+			continue;
 		}
-		sp->state[idx] = (uint8_t)((sp->state[idx] & ~PS_DIRTY) | PS_VALID);
+		if (!store_out(sp, idx, k)) {
+			sp->st.out++;
+			sp->st.written++;
+			sp->state[idx] = (uint8_t)((sp->state[idx] & ~PS_DIRTY) | PS_VALID);
+			k++;
+			continue;
+		}
+		if ((r = victim_restore(sp, k)))
+			return r;
+		free_entry_drop(sp, k, --n);
+		restored++;
 	}
-	return 0;
+	sp->nfree = n;
+	/* Scratch page k must show free frame k again (and the restored
+	 * frames no page of ours). */
+	if (restored && ((r = scratch_drop(sp)) || (r = scratch_map(sp, n))))
+		return r;
+	if (n)
+		return 0;
+	/* Every victim stayed: grow past `frames` rather than fail the fault. */
+	if (sp->nalloc >= sp->pages)
+		return -E_NOMEM;
+	if ((r = scratch_drop(sp)) || (r = fresh_frames(sp, 1)))
+		return r;
+	sp->st.over++;
+	sp->nfree = 1;
+	return scratch_map(sp, 1);
 }
 
 /* Serve f: a zeroed page on first touch, its swap slot's copy after an
@@ -239,7 +317,15 @@ static long fault_in(struct swappager *sp, struct pager_fault *f)
 	unsigned k = sp->next++;
 	uint8_t *scr = scratch_page(sp, k);
 	if (want == RK_SWAPPED) {
-		memcpy(scr, store_page(sp, idx), PG);
+		if (sp->disk) {
+			long r = swapdisk_read(sp->disk, idx, scr);
+			if (r) {
+				sp->next--;       /* the frame stays free */
+				return r;
+			}
+		} else {
+			memcpy(scr, store_page(sp, idx), PG);
+		}
 		sp->st.in++;
 	} else {
 		if (!sp->fzero[k])
@@ -289,7 +375,10 @@ static void swap_gone(struct pager *pg, struct pager_client *c, long status)
 {
 	struct swappager *sp = pg->data;
 	free_frames_drop(sp);
-	self_renew((uint64_t)sp->store, sp->pages * PG);
+	if (sp->disk)
+		swapdisk_reset(sp->disk);
+	else
+		self_renew((uint64_t)sp->store, sp->pages * PG);
 	self_renew((uint64_t)sp->ring, sp->meta_len);
 	sp->nalloc = sp->hand = 0;
 	sp->client = NULL;
@@ -319,7 +408,7 @@ static void release(struct swappager *sp)
 }
 
 long swappager_init(struct swappager *sp, unsigned long pages, unsigned long frames,
-		    const struct pager_ops *more, void *owner)
+		    const struct pager_ops *more, void *owner, struct swapdisk *disk)
 {
 	memset(sp, 0, sizeof *sp);
 	for (unsigned k = 0; k < SP_BATCH; k++)
@@ -328,20 +417,22 @@ long swappager_init(struct swappager *sp, unsigned long pages, unsigned long fra
 		return -E_INVAL;
 	sp->pages = pages;
 	sp->frames = frames;
-	sp->meta_len = (frames * sizeof(uint32_t) + pages + PG - 1) & ~(PG - 1);
+	sp->disk = disk;
+	/* The ring has room for every page: the pool may grow past `frames`. */
+	sp->meta_len = (pages * sizeof(uint32_t) + pages + PG - 1) & ~(PG - 1);
 	sp->owner = owner;
 	sp->owner_gone = more ? more->client_gone : NULL;
 	sp->ops = (struct pager_ops){ .fault = swap_fault, .client_gone = swap_gone,
 				      .message = more ? more->message : NULL };
 	uint64_t store = 0, meta = 0, scratch = 0;
-	long r = mem_map(pages * PG, &store);
+	long r = disk ? 0 : mem_map(pages * PG, &store);
 	if (!r) {
 		sp->store = (uint8_t *)store;
 		r = mem_map(sp->meta_len, &meta);
 	}
 	if (!r) {
 		sp->ring = (uint32_t *)meta;
-		sp->state = (uint8_t *)(meta + frames * sizeof(uint32_t));
+		sp->state = (uint8_t *)(meta + pages * sizeof(uint32_t));
 		/* Only the anchor is reserved: the scratch pages get frames mapped. */
 		scratch = uva_alloc(self_hart(), SCRATCH_LEN);
 		r = scratch ? mem_reserve(scratch + SP_BATCH * PG, PG) : -E_NOMEM;

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include "pager.h"
+#include "swapdisk.h"
 
 /* Frames are taken from the client in batches: up to SP_EVICT victims in
  * one transaction (2 of its 16 ops each), and up to SP_BATCH free frames
@@ -18,6 +19,8 @@
 
 struct swap_stats {
 	unsigned long faults, zero, in, out, written, spurious, aged, killed, resident;
+	unsigned long kept;               /* victims the store refused, left in the client */
+	unsigned long over;               /* frames taken past `frames` because of that */
 	uint64_t busy;                    /* timebase ticks spent serving faults */
 	long first_err;                   /* why the first refused fault was refused */
 	uint64_t err_offset;              /* and that fault, as libpager typed it */
@@ -29,8 +32,10 @@ struct swappager {
 	struct pager pg;                  /* pg.data is this struct */
 	struct pager_client *client;      /* the one attached client, or NULL */
 	unsigned long pages, frames;
-	uint8_t *store;                   /* swap slot i (window page i) at store + i * 4096 */
-	uint32_t *ring;                   /* clock ring: window page index of each resident page */
+	uint8_t *store;                   /* memory store: window page i at store + i * 4096 */
+	struct swapdisk *disk;            /* or the disk store (then store is NULL) */
+	uint32_t *ring;                   /* clock ring (room for every page): window page index
+	                                   * of each resident page, positions 0 .. nalloc-1 */
 	uint8_t *state;                   /* per window page: PS_* (swappager.c) */
 	uint64_t meta_len;                /* ring and state, in one mapping */
 	uint8_t *scratch;                 /* SP_BATCH scratch pages, then the anchor page */
@@ -48,14 +53,17 @@ struct swappager {
 	void (*owner_gone)(struct pager *pg, struct pager_client *c, long status);
 };
 
-/* A swap pager for a window of `pages` pages that may hold at most
- * `frames` (2 <= frames <= pages <= 2^24) resident, with `more` as the
- * program's own callbacks for message and client_gone (called after the
- * swap pager forgot the client); they find the swap pager at pg->data.
- * Reserves the store (pages * 4 KiB, filled only as pages are evicted)
- * and the tables. 0 or an error (nothing made). */
+/* A swap pager for a window of `pages` pages that keeps `frames`
+ * (2 <= frames <= pages <= 2^24) resident (more only while the store
+ * refuses pages), with `more` as the program's own callbacks for message
+ * and client_gone (called after the swap pager forgot the client); they
+ * find the swap pager at pg->data. The store is `disk` (set up by the
+ * caller, used for this window's pages: swapdisk_init with the same
+ * pages) or, with disk NULL, memory reserved here (pages * 4 KiB, filled
+ * only as pages are evicted). Reserves the tables. 0 or an error
+ * (nothing made). */
 long swappager_init(struct swappager *sp, unsigned long pages, unsigned long frames,
-		    const struct pager_ops *more, void *owner);
+		    const struct pager_ops *more, void *owner, struct swapdisk *disk);
 /* Page [base, base + pages * 4 KiB) of task `task` (R_CONTROL), read-write,
  * from now on. One client at a time (-E_EXIST); once it died another may
  * attach. The client or NULL with *err set. */
