@@ -374,7 +374,7 @@ out:
 	       "swap), %lu already mapped, %lu aged, %lu killed; %lu ms (pager busy %lu ms)\n",
 	       ss.faults, ss.zero, ss.in, ss.out, ss.written, ss.spurious, ss.aged, ss.killed,
 	       ms, sd_ms(ss.busy));
-	if (!ss.out || ctl.corrupt)
+	if ((!ss.out && !ss.kept) || ctl.corrupt)
 		fail = 1;
 	if (!disk_up) {
 		printf("swapdemo: %lu pages out, %lu pages in, %lu corrupt\n", ss.out, ss.in, ctl.corrupt);
@@ -385,7 +385,10 @@ out:
 	       ds.written, sd_ms(ds.wticks), sd_rate(ds.written, ds.wticks), ds.readback,
 	       sd_ms(ds.rticks), sd_rate(ds.readback, ds.rticks), ss.kept, ds.full, ds.errors,
 	       ss.over, frames);
-	if (!ds.written)
+	if (ss.kept)
+		printf("swapdemo: the disk refused %lu pages (full or failing); they stayed in memory\n",
+		       ss.kept);
+	if (!ds.written && !ss.kept)
 		fail = 1;
 	printf("swapdemo: %lu pages out, %lu pages in, %lu corrupt, %lu pages written to disk, "
 	       "%lu read back\n", ss.out, ss.in, ctl.corrupt, ds.written, ds.readback);

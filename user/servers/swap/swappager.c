@@ -273,14 +273,16 @@ static long refill(struct swappager *sp)
 		return r;
 	if (n)
 		return 0;
-	/* Every victim stayed: grow past `frames` rather than fail the fault. */
+	/* Every victim stayed: grow past `frames` rather than fail the fault,
+	 * by a batch, so that a failing disk is not asked again at once. */
 	if (sp->nalloc >= sp->pages)
 		return -E_NOMEM;
-	if ((r = scratch_drop(sp)) || (r = fresh_frames(sp, 1)))
+	n = (unsigned)(sp->pages - sp->nalloc < SP_BATCH ? sp->pages - sp->nalloc : SP_BATCH);
+	if ((r = scratch_drop(sp)) || (r = fresh_frames(sp, n)))
 		return r;
-	sp->st.over++;
-	sp->nfree = 1;
-	return scratch_map(sp, 1);
+	sp->st.over += n;
+	sp->nfree = n;
+	return scratch_map(sp, n);
 }
 
 /* Serve f: a zeroed page on first touch, its swap slot's copy after an
