@@ -47,10 +47,13 @@ void user_trap(struct uframe *uf)
 			ipi_interrupt();
 			break;
 		case IRQ_S_EXT:
-			/* Its message wakes the driver, which runs once this
-			 * thread blocks or its tick ends, or at once on an idle
-			 * hart. */
+			/* Its message wakes the driver: at once on an idle hart;
+			 * here, as soon as this thread yields, which it does now
+			 * rather than at the end of its tick (a driver is usually
+			 * woken on the hart that takes its interrupts, where it
+			 * last ran). */
 			irq_external();
+			sched_yield();
 			break;
 		}
 	} else if (cause == CAUSE_ECALL_U) {
