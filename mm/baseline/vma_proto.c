@@ -51,55 +51,26 @@ static void drop_read(struct mm_cursor *c)
 	mmap_read_unlock(p, &c->as->vma.mmap_lock);
 }
 
-/* Take away the empty tables a failed lock_page added: made[0..n-1],
- * the chain below the page at level top_L on the page's path. Only a
- * writer removes PT pages, so this takes mmap_lock for writing, finds that
- * page again (the tree may have changed in between) and removes each page
- * of the chain, bottom up, that is still there and still empty. Needs:
- * nothing held. Allocates nothing. */
-static void unmake(struct mm_cursor *c, unsigned top_L, struct mm_page *const *made, unsigned n)
-{
-	struct mm_as *as = c->as;
-	const struct pt_arch *a = as->arch;
-	mmap_write_lock(as->plat, &as->vma.mmap_lock);
-	c->vma_mode = VMA_WRITE;
-	struct mm_page *pg = as->plat->page_desc(as->root_pa);
-	unsigned L = a->levels;
-	uint64_t base = as->root_base;
-	while (L > top_L) {
-		unsigned i = pt_index(a, c->start, L);
-		uint64_t e = ent_load(&pg_ptes(as, pg)[i]);
-		if (!is_table(a, e, L))
-			break;
-		base = entry_base(a, base, L, i);
-		pg = child_of(as, e, L);
-		L--;
-	}
-	c->cover = pg;
-	c->cover_level = L;
-	c->cover_base = base;
-	if (L == top_L)
-		mm_unsplit_path(c, c->start, made, n);
-	mm_cursor_commit(c);
-	c->cover = 0;
-}
-
-/* Needs: nothing held; [c->start, c->last] is one page. MM_OK with
- * mmap_lock held for reading and the covering page's lock, or MM_ENOMEM
- * (a table on the path could not be had) with nothing held and the tables
- * this call added taken away again (where still empty). */
-static int lock_page(struct mm_cursor *c)
+/* Needs: mmap_lock held for reading (by this cursor, nothing else held);
+ * [c->start, c->last] is one page. Keeps mmap_lock and takes the split lock of the deepest PT page on the page's
+ * path that exists: the page holding the page's entry, or the one whose
+ * entry for it is empty (or a huge leaf). Adds no table: an operation that
+ * needs one below (a map of a page never touched) makes it there, under
+ * that lock, as Linux's __pte_alloc does under the level above, and the
+ * new table is locked at birth (vma_born). Cannot fail. */
+static void lock_page(struct mm_cursor *c)
 {
 	struct mm_as *as = c->as;
 	const struct pt_arch *a = as->arch;
 	const struct mm_platform *p = as->plat;
+	c->vma_mode = VMA_READ;
+	goto start;
 retry:
 	mmap_read_lock(p, &as->vma.mmap_lock);
-	c->vma_mode = VMA_READ;
+start:;
 	struct mm_page *pg = p->page_desc(as->root_pa);
 	struct mm_page *held = 0;       /* pg, once its lock is ours */
-	struct mm_page *made[MM_MAX_LEVELS];   /* tables added, top down */
-	unsigned L = a->levels, nmade = 0, top_L = 0;
+	unsigned L = a->levels;
 	uint64_t base = as->root_base;
 	for (;;) {
 		unsigned i = pt_index(a, c->start, L);
@@ -113,43 +84,39 @@ retry:
 			L--;
 			continue;
 		}
-		if (held != pg) {
-			if (!ptl_get(c, pg)) {
-				drop_read(c);
-				goto retry;
-			}
-			held = pg;
-			continue;               /* look at the entry again, locked */
-		}
-		if (L == 1 || a->present(e))
-			break;                  /* pg holds the page's entry */
-		if (mm_resv_fill(c, 1)) {
+		if (held == pg)
+			break;                  /* pg holds the page's entry, or ends its path */
+		if (!ptl_get(c, pg)) {
 			drop_read(c);
-			if (nmade)
-				unmake(c, top_L, made, nmade);
-			return MM_ENOMEM;
+			goto retry;
 		}
-		struct mm_page *ch = mm_split(c, pg, i, entry_base(a, base, L, i), 0, 0, L,
-					      false);  /* born locked */
-		if (!nmade)
-			top_L = L;
-		made[nmade++] = ch;
-		ptl_drop(c, pg);
-		held = pg = ch;
-		base = entry_base(a, base, L, i);
-		L--;
+		held = pg;                      /* look at the entry again, locked */
 	}
 	c->cover = pg;
 	c->cover_level = L;
 	c->cover_base = base;
-	return MM_OK;
 }
 
+/* One page in a VMA (a fault, or a change of a page already mapped or
+ * reserved): mmap_lock for reading and the page's PT lock (lock_page);
+ * an operation that changes the VMA tree upgrades. One page outside every
+ * VMA (an mmap of new memory, like Linux's, or a fault with no VMA) and
+ * anything wider: mmap_lock for writing, covering from the root, without
+ * walking or adding page tables. Which VMA holds the page is looked up
+ * under the read lock; with none there the cursor trades it for the write
+ * lock (a VMA put there meanwhile is harmless: write mode is exclusive). */
 static int vma_lock(struct mm_cursor *c)
 {
 	struct mm_as *as = c->as;
-	if (c->last - c->start == MM_PAGE_SIZE - 1)
-		return lock_page(c);
+	if (c->last - c->start == MM_PAGE_SIZE - 1) {
+		mmap_read_lock(as->plat, &as->vma.mmap_lock);
+		struct mm_vma *v = vma_first(as->vma.root, c->start);
+		if (v && v->start <= c->start) {
+			lock_page(c);
+			return MM_OK;
+		}
+		mmap_read_unlock(as->plat, &as->vma.mmap_lock);
+	}
 	mmap_write_lock(as->plat, &as->vma.mmap_lock);
 	c->vma_mode = VMA_WRITE;
 	c->cover = as->plat->page_desc(as->root_pa);
@@ -194,17 +161,20 @@ static void vma_born(struct mm_cursor *c, struct mm_page *pg)
 	c->rlocked[c->nr_rlocked++] = pg;
 }
 
-/* Only write-mode cursors remove PT pages: an operation on one page never
- * empties a table below the page holding that page's entry. */
+/* Only cursors holding mmap_lock for writing remove PT pages (no reader
+ * walks while it is held): a one-page cursor removes only tables it made
+ * below its covering page, and every operation that can empty one (unmap,
+ * take) changes the VMA tree, so it has upgraded first. */
 static void vma_unlinked(struct mm_cursor *c, struct mm_page *pg)
 {
-	if (c->vma_mode != VMA_WRITE)
+	if (c->vma_mode == VMA_READ)
 		c->as->plat->panic("vma: a one-page transaction removed a PT page");
 	__atomic_fetch_or(&pg->flags, MM_PG_STALE, __ATOMIC_RELEASE);
 }
 
 /* After the TLB flush and the unlock: no reader walked the table while
- * the write lock was held, and none can reach it now. */
+ * the write lock was held (an upgraded cursor's too), and none can reach
+ * it now. */
 static void vma_retire(struct mm_as *as, struct mm_page *pg)
 {
 	mm_pt_free_now(as->plat, pg);
