@@ -45,6 +45,8 @@ struct mm_vma_slab;
  * tree, the nodes' memory and mmap_lock. Zero and unused under rw and adv. */
 struct mm_vma_space {
 	mm_lock_t mmap_lock;        /* readers-writer lock with upgrade */
+	uint32_t wseq;              /* write sequence: a VMA whose wseq equals it
+				     * is write-locked (mm/baseline/vma.h) */
 	uint32_t nr_vmas;           /* nodes in the tree */
 	struct mm_vma *root;        /* AVL tree of VMAs, ordered by start */
 	struct mm_vma *free;        /* unused nodes of every slab frame */
