@@ -43,10 +43,11 @@
  *    mmap_lock; a VMA reader stops counting as one once it announced its
  *    upgrade (its page stays its own through its PT lock).
  *  - No one waits for something while holding what its waiter needs:
- *    a reader waiting for a PT lock gives up and starts over when an
- *    upgrade is pending or its VMA is write-locked; a writer in its lock
- *    phase (waiting for VMA readers or a PT lock) backs off the same way
- *    when an upgrade is pending (it has changed nothing yet).
+ *    waiting for a PT lock, a VMA reader gives up and starts over when its
+ *    VMA is write-locked, and an mmap_lock reader when an upgrade is
+ *    pending; a writer in its lock phase (waiting for VMA readers or a PT
+ *    lock) backs off when an upgrade is pending (it has changed nothing
+ *    yet). A VMA reader holds off no upgrader, so it need not yield to one.
  * PT pages are removed only under mmap_lock for writing, and freed after
  * an RCU grace period (VMA readers walk without locks); a removed page is
  * marked stale, and a walker that locks it starts over. */

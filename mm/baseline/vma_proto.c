@@ -76,26 +76,33 @@ static void vma_end_read(struct mm_vma *v)
 	__atomic_fetch_sub(&v->readers, 1, __ATOMIC_RELEASE);
 }
 
-/* Waiting for a PT lock, the cursor must let go when an upgrader (who
- * may hold that lock) waits for it, or when a writer waits for the
- * readers of the VMA it holds. */
+/* Waiting for a PT lock, the cursor must let go when someone who may
+ * hold that lock waits for it: a writer waiting for the readers of the
+ * VMA it holds (VMA_VREAD), or, for a holder of mmap_lock, an upgrader
+ * (who waits for mmap_lock's readers and writer to leave). A VMA reader
+ * does not hold off an upgrader, so it keeps waiting then. */
 static bool must_yield(const struct mm_cursor *c)
 {
-	return mmap_upgrade_pending(&c->as->vma.mmap_lock) ||
-	       (c->vma_held && vma_write_locked(c->as, c->vma_held));
+	if (c->vma_held)
+		return vma_write_locked(c->as, c->vma_held);
+	return mmap_upgrade_pending(&c->as->vma.mmap_lock);
 }
 
 /* Take pg's page-table lock; false (nothing taken) when the cursor must
- * yield meanwhile: the caller drops everything and starts over. Only a
- * wait that ends with the lock counts in the lock statistics. */
+ * yield meanwhile: the caller drops everything and starts over. A waiter
+ * only reads the lock word until it is free (many one-page cursors over
+ * memory never touched share an upper PT page's lock). Only a wait that
+ * ends with the lock counts in the lock statistics. */
 static bool ptl_get(struct mm_cursor *c, struct mm_page *pg)
 {
 	const struct mm_platform *p = c->as->plat;
 	uint32_t waited = 0;
 	while (!ptl_trylock(p, pg)) {
-		if (must_yield(c))
-			return false;
-		mm_lock_relax(p, &waited);
+		do {
+			if (must_yield(c))
+				return false;
+			mm_lock_relax(p, &waited);
+		} while (__atomic_load_n(&pg->lock.v, __ATOMIC_RELAXED));
 	}
 	mm_lock_stat(p, MM_LK_PTL, waited);
 	ptl_hold(c, pg);
