@@ -168,8 +168,12 @@ void vma_write_access(struct mm_cursor *c);
  * it, and wait until no one reads them: the tree may then change there. */
 void vma_claim(struct mm_cursor *c, uint64_t lo, uint64_t hi);
 
-/* --- the operations of mm_proto_vma.vma (vma_ops.c, vma_wf.c) --- */
-extern const struct mm_vma_ops vma_ops;
+/* --- the protocol's lock hooks (vma_proto.c), for mm_proto_vma (vma_ops.c) --- */
+int vma_lock(struct mm_cursor *c);
+void vma_unlock(struct mm_cursor *c);
+void vma_born(struct mm_cursor *c, struct mm_page *pg);
+void vma_unlinked(struct mm_cursor *c, struct mm_page *pg);
+/* mm_proto_vma.wf_check (vma_wf.c) */
 int vma_wf_check(struct mm_as *as, const char **why);
 
 #endif

@@ -226,7 +226,7 @@ static unsigned set_nodes(struct mm_cursor *c, uint64_t lo, uint64_t hi, uint64_
 }
 
 /* The dry runs of b_mark, b_unmap, b_protect and b_take for a
- * transaction's plan (mm_vma_ops.need): what each checks, the frames of
+ * transaction's plan (mm_protocol.need): what each checks, the frames of
  * its page-table half and the nodes of its VMA change. Changes nothing. */
 static int b_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
 		  const struct mm_status *s, unsigned prot, unsigned *frames, unsigned *nodes)
@@ -270,15 +270,21 @@ static int b_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
 	return MM_EINVAL;
 }
 
-/* mm_vma_ops.reserve_nodes: write access to the tree, then the nodes. */
+/* mm_protocol.reserve_nodes: write access to the tree, then the nodes. */
 static int b_reserve_nodes(struct mm_cursor *c, unsigned nodes)
 {
 	vma_write_access(c);
 	return vma_reserve(c, nodes);
 }
 
-const struct mm_vma_ops vma_ops = {
+/* The protocol: its locks (vma_proto.c) and the operations that read or
+ * change the VMA tree (here and vma_wf.c), as hooks of the core's entry
+ * points of the same names. */
+const struct mm_protocol mm_proto_vma = {
+	.name = "vma", .lock = vma_lock, .unlock = vma_unlock, .born = vma_born,
+	.unlinked = vma_unlinked, .retire = mm_pt_retire_rcu,
 	.query = b_query, .mark = b_mark, .unmap = b_unmap, .protect = b_protect,
 	.take = b_take, .next_used = b_next_used, .wf_check = vma_wf_check,
-	.prune_cover = b_prune_cover, .need = b_need, .reserve_nodes = b_reserve_nodes,
+	.need = b_need, .reserve_nodes = b_reserve_nodes, .prune_cover = b_prune_cover,
+	.flush_under_locks = true, .keeps_tables = true,
 };

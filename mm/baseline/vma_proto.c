@@ -286,7 +286,7 @@ static void lock_one(struct mm_cursor *c)
 	}
 }
 
-static int vma_lock(struct mm_cursor *c)
+int vma_lock(struct mm_cursor *c)
 {
 	c->vma_nr_ptl = 0;
 	c->vma_born = 0;
@@ -300,7 +300,7 @@ static int vma_lock(struct mm_cursor *c)
 
 /* After the TLB flush: frees VMA slab frames left empty (write access
  * still held), then drops page-table locks, the VMA and mmap_lock. */
-static void vma_unlock(struct mm_cursor *c)
+void vma_unlock(struct mm_cursor *c)
 {
 	struct mm_as *as = c->as;
 	unsigned m = c->vma_mode;
@@ -342,7 +342,7 @@ void vma_write_access(struct mm_cursor *c)
  * soon as it is). A one-page cursor holds few; a wide one may make many,
  * kept on a list through the descriptor's rcu.next (unused until the page
  * is freed, after the unlock). */
-static void vma_born(struct mm_cursor *c, struct mm_page *pg)
+void vma_born(struct mm_cursor *c, struct mm_page *pg)
 {
 	if (!ptl_trylock(c->as->plat, pg))
 		c->as->plat->panic("vma: cannot lock a new PT page");
@@ -360,14 +360,10 @@ static void vma_born(struct mm_cursor *c, struct mm_page *pg)
  * operation that can empty one (unmap, take) changes the VMA tree, so it
  * has upgraded first. VMA readers elsewhere may have reached the page:
  * they find it stale once they lock it. */
-static void vma_unlinked(struct mm_cursor *c, struct mm_page *pg)
+void vma_unlinked(struct mm_cursor *c, struct mm_page *pg)
 {
 	if (c->vma_mode == VMA_READ || c->vma_mode == VMA_VREAD)
 		c->as->plat->panic("vma: a one-page transaction removed a PT page");
 	__atomic_fetch_or(&pg->flags, MM_PG_STALE, __ATOMIC_RELEASE);
 }
 
-const struct mm_protocol mm_proto_vma = {
-	.name = "vma", .lock = vma_lock, .unlock = vma_unlock, .born = vma_born,
-	.unlinked = vma_unlinked, .retire = mm_pt_retire_rcu, .vma = &vma_ops,
-};

@@ -1055,9 +1055,9 @@ static void t_bbm(void)
 	uint64_t e = 0, t = mm_as_root_pa(&x.as);
 	for (unsigned L = A->levels; L >= 2 && (L == A->levels || A->present(e)); L--)
 		t = A->addr(e = ((uint64_t *)host_plat.phys_to_virt(t))[pt_index(A, B, L)], L);
-	CHECK(A->present(e) == !P->vma && (!A->present(e) || !A->is_leaf(e, 2)),
+	CHECK(A->present(e) == !P->query && (!A->present(e) || !A->is_leaf(e, 2)),
 	      "status in a table: %#" PRIx64, e);
-	bbm_case(&x.as, B, MB2, "2M over a table", bbm_map2m, P->vma ? 0 : b, B, MB2);
+	bbm_case(&x.as, B, MB2, "2M over a table", bbm_map2m, P->query ? 0 : b, B, MB2);
 	/* an unmap and a map of another frame in one transaction */
 	bbm_case(&x.as, B, MB2, "unmap 2M", bbm_unmap2m, 0, 0, 0);
 	bbm_case(&x.as, B + MB2, PG, "remap 4K", bbm_remap4k, b, B + MB2, PG);

@@ -133,7 +133,7 @@ int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
  *   - mm_txn_reserve: take the frames those counts add up to.
  *   - mm_txn_finish: remove the PT pages left empty, give back what was
  *     not used.
- * The protocol vma answers through its own hooks (mm_vma_ops.need,
+ * The protocol vma answers through its own hooks (mm_protocol.need,
  * reserve_nodes): VMA nodes are counted beside the frames. */
 
 /* Begin a transaction's plan on a fresh cursor. Cannot fail. */
