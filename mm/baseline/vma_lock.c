@@ -78,6 +78,20 @@ void mmap_write_unlock(const struct mm_platform *p, mm_lock_t *l)
 void mmap_upgrade(const struct mm_platform *p, mm_lock_t *l)
 {
 	__atomic_fetch_add(&l->v, ML_UPG_ONE - 1, __ATOMIC_ACQ_REL);
+	mmap_upgrade_wait(p, l);
+}
+
+/* Seq_cst: a writer that sees the VMA reader gone (its count dropped
+ * after this) sees the pending upgrade too, and backs off. */
+void mmap_upgrade_announce(mm_lock_t *l)
+{
+	__atomic_fetch_add(&l->v, ML_UPG_ONE, __ATOMIC_SEQ_CST);
+}
+
+/* Needs: this caller's upgrade announced (counted in ML_UPG). Takes
+ * preemption off like the other acquisitions. */
+void mmap_upgrade_wait(const struct mm_platform *p, mm_lock_t *l)
+{
 	uint32_t waited = 0;
 	for (;;) {
 		uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);

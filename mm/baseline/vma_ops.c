@@ -4,8 +4,10 @@
  * and the VMA tree, in the order that keeps the contract of
  * cortenmm/cursor.h: validate, plan the VMA change and reserve its nodes,
  * run the page-table half (all or nothing), then apply the VMA change,
- * which cannot fail. A one-page (read-mode) cursor upgrades to the write
- * lock only when the VMA tree must change.
+ * which cannot fail. A one-page cursor holding its VMA or mmap_lock for
+ * reading upgrades to the write lock only when the VMA tree must change;
+ * one holding just its VMA (VMA_VREAD) reads that VMA and no other node,
+ * and upgrades before it plans anything on the tree.
  *
  * Needs (all functions): the cursor holds its range, on an address space
  * of protocol "vma". */
@@ -28,12 +30,22 @@ static int plan(struct mm_cursor *c, struct change *ch)
 	return vma_set_plan(c->as, ch->lo, ch->hi, ch->st, &ch->set);
 }
 
+/* A cursor holding only its VMA reads no other node: it upgrades first
+ * (to read the tree, as to change it). */
+static void tree_access(struct mm_cursor *c)
+{
+	if (c->vma_mode == VMA_VREAD)
+		vma_write_access(c);
+}
+
 /* Make the change possible: write access (a read-mode cursor upgrades,
  * then plans again, as others may have reshaped the tree meanwhile, though
- * never the status of its page) and the nodes it needs. 1: ready; 0:
- * nothing to change; MM_ENOMEM: no nodes (nothing changed). */
+ * never the status of its page), the VMAs it touches write-locked with
+ * their readers gone, and the nodes it needs. 1: ready; 0: nothing to
+ * change; MM_ENOMEM: no nodes (nothing changed). */
 static int prepare(struct mm_cursor *c, struct change *ch)
 {
+	tree_access(c);
 	int need = plan(c, ch);
 	if (need >= 0 && c->vma_mode == VMA_READ) {
 		vma_write_access(c);
@@ -41,6 +53,7 @@ static int prepare(struct mm_cursor *c, struct change *ch)
 	}
 	if (need < 0)
 		return 0;
+	vma_claim(c, ch->lo, ch->hi);
 	int err = vma_reserve(c, (unsigned)need);
 	return err ? err : 1;
 }
@@ -81,7 +94,7 @@ static int b_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	int err = mm_pt_query(c, va, out);
 	if (err || out->kind != MM_INVALID)
 		return err;
-	struct mm_vma *v = vma_first(c->as->vma.root, va);
+	struct mm_vma *v = c->vma_held ? c->vma_held : vma_first(c->as->vma.root, va);
 	if (!v || v->start > va)
 		return MM_OK;
 	*out = (struct mm_info){ .kind = (uint8_t)meta_kind(v->status),
@@ -174,7 +187,7 @@ static int b_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_
 		return MM_EALIGN;
 	if (va < c->start || va > c->last)
 		return MM_ENOTLOCKED;
-	struct mm_vma *v = vma_first(c->as->vma.root, va);
+	struct mm_vma *v = c->vma_held ? c->vma_held : vma_first(c->as->vma.root, va);
 	bool in_vma = v && v->start <= c->last;
 	uint64_t at = in_vma && v->start > va ? v->start : va;
 	if (in_vma && at == va) {
@@ -196,6 +209,8 @@ static int b_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_
  * stays for the faults to come. Needs: the cursor's locks (at commit). */
 static bool b_prune_cover(struct mm_cursor *c)
 {
+	if (c->vma_held)
+		return false;   /* its VMA lies there */
 	const struct pt_arch *a = c->as->arch;
 	uint64_t last = c->cover_base + (1ull << pt_shift(a, c->cover_level + 1)) - 1;
 	struct mm_vma *v = vma_first(c->as->vma.root, c->cover_base);
@@ -211,7 +226,7 @@ static unsigned set_nodes(struct mm_cursor *c, uint64_t lo, uint64_t hi, uint64_
 }
 
 /* The dry runs of b_mark, b_unmap, b_protect and b_take for a
- * transaction's plan (mm_vma_ops.need): what each checks, the frames of
+ * transaction's plan (mm_protocol.need): what each checks, the frames of
  * its page-table half and the nodes of its VMA change. Changes nothing. */
 static int b_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
 		  const struct mm_status *s, unsigned prot, unsigned *frames, unsigned *nodes)
@@ -220,6 +235,7 @@ static int b_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
 	int err = mm_check_range(c, va, len);
 	if (err)
 		return err;
+	tree_access(c);
 	uint64_t st = 0, nx;
 	struct mm_info in;
 	switch (op) {
@@ -254,15 +270,21 @@ static int b_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
 	return MM_EINVAL;
 }
 
-/* mm_vma_ops.reserve_nodes: write access to the tree, then the nodes. */
+/* mm_protocol.reserve_nodes: write access to the tree, then the nodes. */
 static int b_reserve_nodes(struct mm_cursor *c, unsigned nodes)
 {
 	vma_write_access(c);
 	return vma_reserve(c, nodes);
 }
 
-const struct mm_vma_ops vma_ops = {
+/* The protocol: its locks (vma_proto.c) and the operations that read or
+ * change the VMA tree (here and vma_wf.c), as hooks of the core's entry
+ * points of the same names. */
+const struct mm_protocol mm_proto_vma = {
+	.name = "vma", .lock = vma_lock, .unlock = vma_unlock, .born = vma_born,
+	.unlinked = vma_unlinked, .retire = mm_pt_retire_rcu,
 	.query = b_query, .mark = b_mark, .unmap = b_unmap, .protect = b_protect,
 	.take = b_take, .next_used = b_next_used, .wf_check = vma_wf_check,
-	.prune_cover = b_prune_cover, .need = b_need, .reserve_nodes = b_reserve_nodes,
+	.need = b_need, .reserve_nodes = b_reserve_nodes, .prune_cover = b_prune_cover,
+	.flush_under_locks = true, .keeps_tables = true,
 };

@@ -2,7 +2,11 @@
  * pages (the cursor's reservation: pool or pt_alloc, charged through
  * frames_charge, counted in as->nr_frames). Free nodes of all frames sit on
  * one list; a frame with no node in use goes back to the platform at the
- * end of the transaction (vma_trim).
+ * end of the transaction (vma_trim), after an RCU grace period: lookups
+ * without the lock may still be reading its nodes. A node is reused at
+ * once, but only as a node (with its reader count kept), so such a lookup
+ * never reads anything else; it checks what it found under the VMA's
+ * read lock.
  *
  * Needs (all functions): write access to the address space's VMA tree
  * (mmap_lock held for writing, VMA_WRITE or VMA_UPGRADED). */
@@ -62,7 +66,9 @@ struct mm_vma *vma_alloc(struct mm_as *as)
 	struct mm_vma_slab *sl = slab_of(v);
 	if (sl->used++ == 0)
 		s->nr_empty--;
-	*v = (struct mm_vma){ 0 };
+	/* write-locked by its maker until the write lock goes */
+	uint32_t readers = __atomic_load_n(&v->readers, __ATOMIC_RELAXED);
+	*v = (struct mm_vma){ .readers = readers, .wseq = s->wseq };
 	return v;
 }
 
@@ -70,13 +76,27 @@ void vma_free(struct mm_as *as, struct mm_vma *v)
 {
 	struct mm_vma_space *s = &as->vma;
 	struct mm_vma_slab *sl = slab_of(v);
-	v->child[1] = 0;
-	v->child[0] = s->free;
+	/* an empty range: a lookup that still finds it never takes it */
+	__atomic_store_n(&v->start, ~0ull, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->last, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->child[1], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->child[0], s->free, __ATOMIC_RELAXED);
 	s->free = v;
 	s->nr_free++;
 	s->nr_vmas--;
 	if (--sl->used == 0)
 		s->nr_empty++;
+}
+
+/* A grace period after vma_trim dropped the frame: no lookup is left. */
+static void slab_free_rcu(struct mm_rcu_head *h)
+{
+	struct mm_page *pg = (struct mm_page *)((char *)h - __builtin_offsetof(struct mm_page, rcu));
+	const struct mm_platform *p = pg->plat;
+	uint64_t pa = pg->pa;
+	pg->pa = 0;
+	pg->plat = 0;
+	p->pt_free(pa);
 }
 
 void vma_trim(struct mm_as *as)
@@ -104,7 +124,10 @@ void vma_trim(struct mm_as *as)
 		*ps = sl->next;
 		s->nr_slabs--;
 		__atomic_fetch_sub(&as->nr_frames, 1, __ATOMIC_RELAXED);
-		as->plat->pt_free(sl->pa);
+		struct mm_page *pg = as->plat->page_desc(sl->pa);
+		pg->pa = sl->pa;
+		pg->plat = as->plat;
+		as->plat->rcu_defer(&pg->rcu, slab_free_rcu);
 	}
 	s->nr_empty = 0;
 }

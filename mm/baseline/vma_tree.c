@@ -3,7 +3,10 @@
  * lookup by address needs one descent. Insertion and removal are
  * recursive (depth is the tree's height, at most 1.44 log2 n).
  *
- * Needs (all functions): mmap_lock held, for writing to change the tree. */
+ * Needs (all functions but vma_first_rcu): mmap_lock held, for writing to
+ * change the tree. Links are written atomically (set_child, the root), as
+ * lookups without the lock follow them meanwhile; a rotation never makes
+ * a cycle, and a lookup stops after a fixed number of steps anyway. */
 #include "vma.h"
 
 static uint32_t height(const struct mm_vma *v)
@@ -17,13 +20,18 @@ static void fix_height(struct mm_vma *v)
 	v->height = 1 + (l > r ? l : r);
 }
 
+static void set_child(struct mm_vma *v, int d, struct mm_vma *x)
+{
+	__atomic_store_n(&v->child[d], x, __ATOMIC_RELEASE);
+}
+
 /* Rotate t's child on side d (0 lower, 1 higher) up into t's place;
  * returns it. */
 static struct mm_vma *rotate(struct mm_vma *t, int d)
 {
 	struct mm_vma *x = t->child[d];
-	t->child[d] = x->child[!d];
-	x->child[!d] = t;
+	set_child(t, d, x->child[!d]);
+	set_child(x, !d, t);
 	fix_height(t);
 	fix_height(x);
 	return x;
@@ -38,7 +46,7 @@ static struct mm_vma *rebalance(struct mm_vma *v)
 		struct mm_vma *c = v->child[d];
 		if (height(c) > height(v->child[!d]) + 1) {
 			if (height(c->child[d]) < height(c->child[!d]))
-				v->child[d] = rotate(c, !d);
+				set_child(v, d, rotate(c, !d));
 			return rotate(v, d);
 		}
 	}
@@ -50,7 +58,7 @@ static struct mm_vma *insert(struct mm_vma *t, struct mm_vma *n)
 	if (!t)
 		return n;
 	int d = n->start > t->start;
-	t->child[d] = insert(t->child[d], n);
+	set_child(t, d, insert(t->child[d], n));
 	return rebalance(t);
 }
 
@@ -61,7 +69,7 @@ static struct mm_vma *take_min(struct mm_vma *t, struct mm_vma **min)
 		*min = t;
 		return t->child[1];
 	}
-	t->child[0] = take_min(t->child[0], min);
+	set_child(t, 0, take_min(t->child[0], min));
 	return rebalance(t);
 }
 
@@ -73,7 +81,7 @@ static struct mm_vma *erase(struct mm_vma *t, const struct mm_vma *n, bool *foun
 		return 0;
 	if (n->start != t->start) {
 		int d = n->start > t->start;
-		t->child[d] = erase(t->child[d], n, found);
+		set_child(t, d, erase(t->child[d], n, found));
 		return rebalance(t);
 	}
 	if (t != n)
@@ -83,8 +91,8 @@ static struct mm_vma *erase(struct mm_vma *t, const struct mm_vma *n, bool *foun
 		return t->child[0] ? t->child[0] : t->child[1];
 	struct mm_vma *m;
 	struct mm_vma *r = take_min(t->child[1], &m);
-	m->child[0] = t->child[0];
-	m->child[1] = r;
+	set_child(m, 0, t->child[0]);
+	set_child(m, 1, r);
 	return rebalance(m);
 }
 
@@ -98,16 +106,17 @@ static void check_writer(const struct mm_as *as)
 void vma_insert(struct mm_as *as, struct mm_vma *v)
 {
 	check_writer(as);
-	v->child[0] = v->child[1] = 0;
+	set_child(v, 0, 0);
+	set_child(v, 1, 0);
 	v->height = 1;
-	as->vma.root = insert(as->vma.root, v);
+	__atomic_store_n(&as->vma.root, insert(as->vma.root, v), __ATOMIC_RELEASE);
 }
 
 void vma_erase(struct mm_as *as, struct mm_vma *v)
 {
 	bool found = false;
 	check_writer(as);
-	as->vma.root = erase(as->vma.root, v, &found);
+	__atomic_store_n(&as->vma.root, erase(as->vma.root, v, &found), __ATOMIC_RELEASE);
 	if (!found)
 		as->plat->panic("vma: erasing a VMA that is not in the tree");
 }
@@ -120,6 +129,24 @@ struct mm_vma *vma_first(struct mm_vma *t, uint64_t va)
 		if (here)
 			best = t;
 		t = t->child[!here];
+	}
+	return best;
+}
+
+/* Deeper than any AVL tree of VMAs that fit in memory. */
+#define RCU_STEPS 96
+
+struct mm_vma *vma_first_rcu(struct mm_as *as, uint64_t va)
+{
+	struct mm_vma *best = 0;
+	struct mm_vma *t = __atomic_load_n(&as->vma.root, __ATOMIC_ACQUIRE);
+	for (unsigned n = 0; t; n++) {
+		if (n == RCU_STEPS)
+			return 0;
+		bool here = __atomic_load_n(&t->last, __ATOMIC_RELAXED) >= va;
+		if (here)
+			best = t;
+		t = __atomic_load_n(&t->child[!here], __ATOMIC_ACQUIRE);
 	}
 	return best;
 }

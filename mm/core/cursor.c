@@ -181,8 +181,9 @@ static void commit(struct mm_cursor *c, bool *empty_cover)
 	struct mm_as *as = c->as;
 	mm_resv_return(c);
 	*empty_cover = c->cover->nr_live == 0 && c->cover_level < as->arch->levels &&
-		       (!as->proto->vma || as->proto->vma->prune_cover(c));
-	int late = c->flush && !as->flush_locked && !as->proto->vma ? late_publish(c) : -1;
+		       (!as->proto->prune_cover || as->proto->prune_cover(c));
+	int late = c->flush && !as->flush_locked && !as->proto->flush_under_locks ?
+		   late_publish(c) : -1;
 	if (late < 0)
 		flush_now(c);
 	as->proto->unlock(c);

@@ -202,10 +202,10 @@ void mm_txn_begin(struct mm_cursor *c)
 int mm_txn_reserve(struct mm_cursor *c, unsigned frames)
 {
 	const struct mm_platform *p = c->as->plat;
-	if (c->as->proto->vma && c->txn_nodes) {
+	if (c->as->proto->reserve_nodes && c->txn_nodes) {
 		/* Nodes first, drawn as a lone operation's reservation. */
 		c->keep_tables = false;
-		int err = c->as->proto->vma->reserve_nodes(c, c->txn_nodes);
+		int err = c->as->proto->reserve_nodes(c, c->txn_nodes);
 		c->keep_tables = true;
 		if (err) {
 			mm_txn_finish(c);
@@ -237,9 +237,9 @@ void mm_txn_finish(struct mm_cursor *c)
 	const struct mm_platform *p = c->as->plat;
 	if (c->keep_tables) {
 		c->keep_tables = false;
-		/* The baseline keeps tables where VMAs lie, and only its
-		 * write-mode cursors may remove them (vma_unlinked). */
-		if (!c->as->proto->vma)
+		/* A protocol may keep tables (the baseline, where VMAs lie,
+		 * and only its write-mode cursors may remove them). */
+		if (!c->as->proto->keeps_tables)
 			mm_prune(c);
 	}
 	while (c->txn_frames)

@@ -186,7 +186,8 @@ void mm_unsplit_path(struct mm_cursor *c, uint64_t va, struct mm_page *const *ma
 
 /* --- the page-table halves of the public operations (ops.c) ---
  * Same contracts as the public functions in cursor.h, acting on the page
- * table alone; those hand over to mm_protocol.vma when a protocol has it. */
+ * table alone; those hand over to the protocol's hook of the same name
+ * when it has one. */
 /* [va, va+len) aligned, non-empty, inside the locked range: MM_OK, or
  * MM_EALIGN, MM_ERANGE, MM_ENOTLOCKED. */
 int mm_check_range(struct mm_cursor *c, uint64_t va, uint64_t len);

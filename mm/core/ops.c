@@ -1,8 +1,9 @@
 /* The four cursor operations: query, map, mark, unmap.
  *
- * A protocol with its own operations (mm_protocol.vma: the two-level
+ * A protocol with its own operations (hooks of mm_protocol: the two-level
  * baseline) gets the public query / mark / unmap / protect / take /
- * next_used; it builds on their page-table halves, mm_pt_* (internal.h).
+ * next_used and the dry runs; it builds on their page-table halves,
+ * mm_pt_* (internal.h).
  *
  * Every changing operation runs twice over the same code: a dry run that
  * validates and counts the frames it will need (a split is simulated with
@@ -438,13 +439,13 @@ static int range_need(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap
 	return op.err;
 }
 
-/* Protocol vma: its own dry run of op; the nodes it counts go to the
- * transaction's. */
-static int vma_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
+/* A protocol with its own dry runs (mm_protocol.need): the nodes it
+ * counts go to the transaction's. */
+static int proto_need(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
 		    const struct mm_status *st, unsigned prot, unsigned *need)
 {
 	unsigned nodes = 0;
-	int err = c->as->proto->vma->need(c, op, va, len, st, prot, need, &nodes);
+	int err = c->as->proto->need(c, op, va, len, st, prot, need, &nodes);
 	if (!err)
 		c->txn_nodes += nodes;
 	return err;
@@ -454,8 +455,8 @@ int mm_mark_need(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm
 		 unsigned *need)
 {
 	*need = 0;
-	if (c->as->proto->vma)
-		return vma_need(c, MM_NEED_MARK, va, len, st, 0, need);
+	if (c->as->proto->need)
+		return proto_need(c, MM_NEED_MARK, va, len, st, 0, need);
 	int err = mm_check_range(c, va, len);
 	uint64_t meta;
 	if (!err)
@@ -472,16 +473,16 @@ int mm_pt_unmap_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *n
 
 int mm_unmap_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned *need)
 {
-	if (c->as->proto->vma)
-		return vma_need(c, MM_NEED_UNMAP, va, len, 0, 0, need);
+	if (c->as->proto->need)
+		return proto_need(c, MM_NEED_UNMAP, va, len, 0, 0, need);
 	return mm_pt_unmap_need(c, va, len, need);
 }
 
 int mm_take_need(struct mm_cursor *c, uint64_t va, unsigned *need)
 {
 	*need = 0;
-	if (c->as->proto->vma)
-		return vma_need(c, MM_NEED_TAKE, va, MM_PAGE_SIZE, 0, 0, need);
+	if (c->as->proto->need)
+		return proto_need(c, MM_NEED_TAKE, va, MM_PAGE_SIZE, 0, 0, need);
 	struct mm_info info;
 	int err = mm_pt_query(c, va, &info);
 	if (!err && (info.kind != MM_MAPPED))
@@ -496,7 +497,7 @@ unsigned mm_txn_need_max(struct mm_cursor *c, uint64_t va, uint64_t len)
 	unsigned below = c->cover_level - 1, ends = len > MM_PAGE_SIZE ? 2 : 1;
 	unsigned n = ends * (2 * below + c->cover_level);
 	(void)va;
-	if (c->as->proto->vma)
+	if (c->as->proto->need)
 		c->txn_nodes += 2;          /* a change splits at most two VMAs */
 	return n < MM_CURSOR_RESV ? n : MM_CURSOR_RESV;
 }
@@ -523,8 +524,8 @@ int mm_status_meta(const struct pt_arch *a, const struct mm_status *st, uint64_t
 
 int mm_mark(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st)
 {
-	if (c->as->proto->vma)
-		return c->as->proto->vma->mark(c, va, len, st);
+	if (c->as->proto->mark)
+		return c->as->proto->mark(c, va, len, st);
 	int err = mm_check_range(c, va, len);
 	if (err)
 		return err;
@@ -545,15 +546,15 @@ int mm_pt_unmap(struct mm_cursor *c, uint64_t va, uint64_t len)
 
 int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len)
 {
-	if (c->as->proto->vma)
-		return c->as->proto->vma->unmap(c, va, len);
+	if (c->as->proto->unmap)
+		return c->as->proto->unmap(c, va, len);
 	return mm_pt_unmap(c, va, len);
 }
 
 int mm_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 {
-	if (c->as->proto->vma)
-		return c->as->proto->vma->query(c, va, out);
+	if (c->as->proto->query)
+		return c->as->proto->query(c, va, out);
 	return mm_pt_query(c, va, out);
 }
 
@@ -1148,8 +1149,8 @@ static int pop_need(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t l
 
 int mm_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
 {
-	if (c->as->proto->vma)
-		return c->as->proto->vma->protect(c, va, len, prot);
+	if (c->as->proto->protect)
+		return c->as->proto->protect(c, va, len, prot);
 	return mm_pt_protect(c, va, len, prot);
 }
 
@@ -1167,8 +1168,8 @@ int mm_pt_protect(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot)
 int mm_protect_need(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot,
 		    unsigned *need)
 {
-	if (c->as->proto->vma)
-		return vma_need(c, MM_NEED_PROTECT, va, len, 0, prot, need);
+	if (c->as->proto->need)
+		return proto_need(c, MM_NEED_PROTECT, va, len, 0, prot, need);
 	return mm_pt_protect_need(c, va, len, prot, need);
 }
 
@@ -1313,8 +1314,8 @@ int mm_touch(struct mm_cursor *c, uint64_t va, bool write)
 
 int mm_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 {
-	if (c->as->proto->vma)
-		return c->as->proto->vma->take(c, va, out);
+	if (c->as->proto->take)
+		return c->as->proto->take(c, va, out);
 	return mm_pt_take(c, va, out);
 }
 
@@ -1403,8 +1404,8 @@ int mm_pt_next_used(struct mm_cursor *c, uint64_t lo, uint64_t hi, uint64_t *nex
 
 int mm_next_used(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped)
 {
-	if (c->as->proto->vma)
-		return c->as->proto->vma->next_used(c, va, next, skipped);
+	if (c->as->proto->next_used)
+		return c->as->proto->next_used(c, va, next, skipped);
 	if (va & (MM_PAGE_SIZE - 1))
 		return MM_EALIGN;
 	if (va < c->start || va > c->last)

@@ -89,8 +89,8 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 
 int mm_wf_check(struct mm_as *as, const char **why)
 {
-	if (as->proto->vma)
-		return as->proto->vma->wf_check(as, why);
+	if (as->proto->wf_check)
+		return as->proto->wf_check(as, why);
 	return mm_wf_tree(as, 0, why);
 }
 

@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 	}
 	const struct pt_arch *A = mm_arch_by_name(arch);
 	const struct mm_protocol *P = mm_proto_by_name(proto);
-	if (!A || !P || P->vma) {
+	if (!A || !P || P->flush_under_locks) {
 		fprintf(stderr, "test_lateflush: bad --arch or --mm (rw or adv)\n");
 		return 2;
 	}

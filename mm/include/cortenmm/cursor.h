@@ -35,7 +35,7 @@ struct mm_cursor {
 	struct mm_page *cover;          /* covering PT page */
 	unsigned cover_level;
 	uint64_t cover_base;            /* VA of the covering page's first entry */
-	struct mm_page *rlocked[MM_MAX_LEVELS]; /* rw: read-locked ancestors; vma: PT locks held */
+	struct mm_page *rlocked[MM_MAX_LEVELS]; /* rw: read-locked ancestors */
 	unsigned nr_rlocked;
 	unsigned vma_mode;              /* vma: how the cursor holds mmap_lock */
 	/* pending TLB flush */
@@ -60,6 +60,14 @@ struct mm_cursor {
 	unsigned txn_frames, txn_charged;
 	unsigned txn_nodes;             /* protocol vma: VMA nodes the plan counted */
 	uint64_t txn_list;
+	/* protocol vma only (mm/baseline/vma.h), set by its lock: the split
+	 * PT locks held (the paths to both ends of a wide range at most),
+	 * the PT pages a wide cursor made (locked, linked through rcu.next)
+	 * and the VMA it holds for reading */
+	struct mm_page *vma_ptl[2 * MM_MAX_LEVELS];
+	unsigned vma_nr_ptl;
+	struct mm_page *vma_born;
+	struct mm_vma *vma_held;
 };
 
 /* Lock [start, end) of as. end exclusive, both 4 KiB aligned, start < end,
@@ -125,7 +133,7 @@ int mm_unmap(struct mm_cursor *c, uint64_t va, uint64_t len);
  *   - mm_txn_reserve: take the frames those counts add up to.
  *   - mm_txn_finish: remove the PT pages left empty, give back what was
  *     not used.
- * The protocol vma answers through its own hooks (mm_vma_ops.need,
+ * The protocol vma answers through its own hooks (mm_protocol.need,
  * reserve_nodes): VMA nodes are counted beside the frames. */
 
 /* Begin a transaction's plan on a fresh cursor. Cannot fail. */

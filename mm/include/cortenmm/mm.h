@@ -45,6 +45,8 @@ struct mm_vma_slab;
  * tree, the nodes' memory and mmap_lock. Zero and unused under rw and adv. */
 struct mm_vma_space {
 	mm_lock_t mmap_lock;        /* readers-writer lock with upgrade */
+	uint32_t wseq;              /* write sequence: a VMA whose wseq equals it
+				     * is write-locked (mm/baseline/vma.h) */
 	uint32_t nr_vmas;           /* nodes in the tree */
 	struct mm_vma *root;        /* AVL tree of VMAs, ordered by start */
 	struct mm_vma *free;        /* unused nodes of every slab frame */
@@ -90,30 +92,6 @@ struct mm_as {
 	struct mm_vma_space vma;  /* protocol "vma" only */
 };
 
-/* Operations a protocol that keeps statuses outside the page table does
- * itself (the two-level baseline, mm/baseline): the public entry points of
- * the same names (cursor.h, mm_wf_check) hand over to these. Contracts as
- * there. */
-struct mm_vma_ops {
-	int (*query)(struct mm_cursor *c, uint64_t va, struct mm_info *out);
-	int (*mark)(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st);
-	int (*unmap)(struct mm_cursor *c, uint64_t va, uint64_t len);
-	int (*protect)(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot);
-	int (*take)(struct mm_cursor *c, uint64_t va, struct mm_info *out);
-	int (*next_used)(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped);
-	int (*wf_check)(struct mm_as *as, const char **why);
-	/* mm_release: may c's covering page, left empty, be removed (which
-	 * takes a second transaction over its parent's entry)? */
-	bool (*prune_cover)(struct mm_cursor *c);
-	/* The dry run of a mark (MM_NEED_MARK, st), unmap, protect (prot) or
-	 * take for a transaction's plan (cursor.h): the operation's error, or
-	 * MM_OK with *frames (page table) and *nodes (the protocol's own). */
-	int (*need)(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
-		    const struct mm_status *st, unsigned prot, unsigned *frames, unsigned *nodes);
-	/* Have `nodes` nodes ready for the operations to come, their frames
-	 * drawn and charged as a reservation's. MM_OK or MM_ENOMEM. */
-	int (*reserve_nodes)(struct mm_cursor *c, unsigned nodes);
-};
 enum { MM_NEED_MARK, MM_NEED_UNMAP, MM_NEED_PROTECT, MM_NEED_TAKE };
 
 /* A locking protocol: how a cursor acquires and drops its range, and how
@@ -132,9 +110,36 @@ struct mm_protocol {
 	void (*unlinked)(struct mm_cursor *c, struct mm_page *pg);
 	/* After the TLB flush: free the PT page (adv: after an RCU grace period). */
 	void (*retire)(struct mm_as *as, struct mm_page *pg);
-	/* NULL: statuses live in the page table (CortenMM). Else the
-	 * operations that also read or change the protocol's own structure. */
-	const struct mm_vma_ops *vma;
+	/* Operations of a protocol that keeps statuses outside the page table
+	 * (the two-level baseline, mm/baseline): each public entry point of the
+	 * same name (cursor.h, mm_wf_check) hands over to its hook when the
+	 * protocol has one; NULL (rw, adv): statuses live in the page table and
+	 * the core's own page-table operation runs. Contracts as there. */
+	int (*query)(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+	int (*mark)(struct mm_cursor *c, uint64_t va, uint64_t len, const struct mm_status *st);
+	int (*unmap)(struct mm_cursor *c, uint64_t va, uint64_t len);
+	int (*protect)(struct mm_cursor *c, uint64_t va, uint64_t len, unsigned prot);
+	int (*take)(struct mm_cursor *c, uint64_t va, struct mm_info *out);
+	int (*next_used)(struct mm_cursor *c, uint64_t va, uint64_t *next, uint64_t *skipped);
+	int (*wf_check)(struct mm_as *as, const char **why);
+	/* The dry run of a mark (MM_NEED_MARK, st), unmap, protect (prot) or
+	 * take for a transaction's plan (cursor.h): the operation's error, or
+	 * MM_OK with *frames (page table) and *nodes (the protocol's own).
+	 * With it, mm_txn_need_max counts two nodes more per operation. */
+	int (*need)(struct mm_cursor *c, unsigned op, uint64_t va, uint64_t len,
+		    const struct mm_status *st, unsigned prot, unsigned *frames, unsigned *nodes);
+	/* Have `nodes` nodes ready for the operations to come, their frames
+	 * drawn and charged as a reservation's. MM_OK or MM_ENOMEM. */
+	int (*reserve_nodes)(struct mm_cursor *c, unsigned nodes);
+	/* mm_release: may c's covering page, left empty, be removed (which
+	 * takes a second transaction over its parent's entry)? NULL: yes. */
+	bool (*prune_cover)(struct mm_cursor *c);
+	/* A commit flushes before the locks drop, never late, as with
+	 * mm_as.flush_locked on every address space of the protocol. */
+	bool flush_under_locks;
+	/* mm_txn_finish leaves the PT pages a transaction emptied: the
+	 * protocol decides where tables go (prune_cover). */
+	bool keeps_tables;
 };
 
 /* A retire hook for protocols whose walkers run lock-free (adv, and the
@@ -144,9 +149,9 @@ void mm_pt_retire_rcu(struct mm_as *as, struct mm_page *pg);
 
 extern const struct mm_protocol mm_proto_rw;
 extern const struct mm_protocol mm_proto_adv;
-/* The two-level baseline (mm/baseline): a VMA tree under mmap_lock plus
- * page tables under per-PT-page locks, the way Linux did it before per-VMA
- * locks. Not CortenMM; here to compare against. */
+/* The two-level baseline (mm/baseline): a VMA tree under mmap_lock, faults
+ * under per-VMA locks, page tables under per-PT-page locks, the way Linux
+ * 6.13 does it. Not CortenMM; here to compare against. */
 extern const struct mm_protocol mm_proto_vma;
 /* "rw" / "adv" / "vma" -> table, NULL if unknown. */
 const struct mm_protocol *mm_proto_by_name(const char *name);
