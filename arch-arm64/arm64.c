@@ -106,6 +106,19 @@ static unsigned arm64_prot(uint64_t pte)
 static bool arm64_accessed(uint64_t pte) { return pte & ARM64_AF; }
 static bool arm64_dirty(uint64_t pte) { return pte & ARM64_SW_DIRTY; }
 
+/* Software status of an invalid descriptor: with bit 0 clear the
+ * hardware ignores bits 63:1 (ARM ARM D8.3.1), so the status word sits
+ * in bits 1..58 and bit 0 stays clear. */
+static bool arm64_status_encode(uint64_t word, uint64_t *pte)
+{
+	if (!word || word >> MM_STATUS_WORD_BITS)
+		return false;
+	*pte = word << 1;
+	return true;
+}
+
+static uint64_t arm64_status_decode(uint64_t pte) { return pte >> 1; }
+
 /* Each half has a root of its own, as the hardware has them (arm64.h:
  * ARM64_TCR_TXSZ): the user half [0, 2^48) under TTBR0, the kernel half
  * [2^64 - 2^48, 2^64) under TTBR1. A live entry is replaced by a
@@ -121,4 +134,5 @@ const struct pt_arch mm_arch_aarch64 = {
 	.make_leaf = arm64_make_leaf, .make_table = arm64_make_table,
 	.present = arm64_present, .is_leaf = arm64_is_leaf, .addr = arm64_addr,
 	.prot = arm64_prot, .accessed = arm64_accessed, .dirty = arm64_dirty,
+	.status_encode = arm64_status_encode, .status_decode = arm64_status_decode,
 };

@@ -85,6 +85,19 @@ static unsigned x86_prot(uint64_t pte)
 static bool x86_accessed(uint64_t pte) { return pte & X86_A; }
 static bool x86_dirty(uint64_t pte) { return pte & X86_D; }
 
+/* Software status of a non-present entry: with P (bit 0) clear the
+ * processor ignores bits 1..63 (SDM vol. 3, 4.5.4), so the status word
+ * sits in bits 1..58 and P stays clear. */
+static bool x86_status_encode(uint64_t word, uint64_t *pte)
+{
+	if (!word || word >> MM_STATUS_WORD_BITS)
+		return false;
+	*pte = word << 1;
+	return true;
+}
+
+static uint64_t x86_status_decode(uint64_t pte) { return pte >> 1; }
+
 const struct pt_arch mm_arch_x86_64 = {
 	.name = "x86_64", .levels = 4, .bits_per_level = 9, .va_bits = 48,
 	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
@@ -95,4 +108,5 @@ const struct pt_arch mm_arch_x86_64 = {
 	.make_leaf = x86_make_leaf, .make_table = x86_make_table,
 	.present = x86_present, .is_leaf = x86_is_leaf, .addr = x86_addr,
 	.prot = x86_prot, .accessed = x86_accessed, .dirty = x86_dirty,
+	.status_encode = x86_status_encode, .status_decode = x86_status_decode,
 };

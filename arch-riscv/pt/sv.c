@@ -90,6 +90,19 @@ static unsigned sv_prot(uint64_t pte)
 static bool sv_accessed(uint64_t pte) { return pte & SV_A; }
 static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 
+/* Software status of a non-present entry: with V (bit 0) clear the MMU
+ * ignores every other bit (privileged spec 4.3.1), so the status word
+ * sits in bits 1..58 and V stays clear. */
+static bool sv_status_encode(uint64_t word, uint64_t *pte)
+{
+	if (!word || word >> MM_STATUS_WORD_BITS)
+		return false;
+	*pte = word << 1;
+	return true;
+}
+
+static uint64_t sv_status_decode(uint64_t pte) { return pte >> 1; }
+
 /* Sv39, Sv48 and Sv57 share the PTE format and differ only in the number
  * of levels and the VA width; the user half is the low canonical half, the
  * kernel half the high one. mt: the memory types the leaves may carry;
@@ -107,6 +120,8 @@ static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 		.make_leaf = sv_make_leaf, .make_table = sv_make_table,         \
 		.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,  \
 		.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,    \
+		.status_encode = sv_status_encode,                              \
+		.status_decode = sv_status_decode,                              \
 	}
 #define SV_ARCH(nm, lv, vb, mt)                                                 \
 	SV_ARCH_RULES(nm, lv, vb, mt, (1ull << ((vb) - 1)) - 1, ~0ull << ((vb) - 1), false, false)

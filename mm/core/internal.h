@@ -6,17 +6,22 @@
 
 #include "cortenmm/cursor.h"
 
-/* --- per-PTE metadata word ---
+/* --- per-PTE status word (status.h, mm_status_word) ---
  * 0 means "no software status": the entry is MAPPED if its PTE is
- * present, INVALID otherwise. Otherwise: kind 0..2, prot 3..9 (memory type
- * included), dev 10..17, arg 18..57. Non-zero only on non-present entries (RESERVED, SWAPPED,
- * PAGER) or on present leaves: COW (prot = the logical permissions, dev =
- * its MM_MAP_NOSHARE limit) or MAPPED with limits (dev = MM_MAP_LIMITS
- * bits, prot and arg 0). */
+ * present, INVALID otherwise. Non-zero only on non-present entries
+ * (RESERVED, SWAPPED, PAGER) or on present leaves: COW (prot = the logical
+ * permissions, dev = its MM_MAP_NOSHARE limit) or MAPPED with limits (dev =
+ * MM_MAP_LIMITS bits, prot and arg 0).
+ * Where it is kept: a non-present entry holds its own status (the table's
+ * status_encode) whenever the table can encode it; only a status that
+ * does not fit (every leaf status, and whatever a table refuses) goes to
+ * the page's metadata array, allocated on demand. A non-zero array word
+ * wins; otherwise the entry's own bits say it (ent_status). */
 static inline uint64_t meta_make(unsigned kind, unsigned prot, unsigned dev, uint64_t arg)
 {
-	return (uint64_t)(kind & 7) | ((uint64_t)(prot & MM_PROT_MASK) << 3) |
-	       ((uint64_t)(dev & 0xff) << 10) | ((arg & MM_STATUS_ARG_MAX) << 18);
+	struct mm_status st = { .kind = (uint8_t)kind, .prot = (uint8_t)prot, .dev = (uint8_t)dev,
+				.arg = arg };
+	return mm_status_word(&st);
 }
 static inline unsigned meta_kind(uint64_t m) { return m & 7; }
 static inline unsigned meta_prot(uint64_t m) { return (m >> 3) & MM_PROT_MASK; }
@@ -60,10 +65,35 @@ static inline uint64_t *pg_meta(const struct mm_as *as, const struct mm_page *pg
 {
 	return pg->meta_pa ? (uint64_t *)as->plat->phys_to_virt(pg->meta_pa) : 0;
 }
-static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *pg, unsigned i)
+/* The status word of entry i of pg, whose value is e. */
+static inline uint64_t ent_status(const struct mm_as *as, const struct mm_page *pg, unsigned i,
+				  uint64_t e)
 {
 	uint64_t *m = pg_meta(as, pg);
-	return m ? m[i] : 0;
+	if (m && m[i])
+		return m[i];
+	return e && !as->arch->present(e) ? as->arch->status_decode(e) : 0;
+}
+static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *pg, unsigned i)
+{
+	return ent_status(as, pg, i, ent_load(&pg_ptes(as, pg)[i]));
+}
+/* Must status word meta, in an entry whose hardware part is pte (0 or
+ * present), go to the page's metadata array? A leaf's status always does;
+ * a non-present entry's only where the table cannot encode it. On false,
+ * *raw is what the entry holds (pte itself where meta is 0). */
+static inline bool meta_in_array(const struct pt_arch *a, uint64_t pte, uint64_t meta,
+				 uint64_t *raw)
+{
+	*raw = pte;
+	if (!meta)
+		return false;
+	if (a->present(pte))
+		return true;
+	if (a->status_encode(meta, raw))
+		return false;
+	*raw = 0;
+	return true;
 }
 
 static inline uint64_t span_of(const struct pt_arch *a, unsigned level)

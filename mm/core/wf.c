@@ -41,16 +41,24 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 		i0 = pt_index(a, as->lo, L);
 		i1 = pt_index(a, as->last, L);
 	}
+	uint64_t *arr = pg_meta(as, pg);
 	for (unsigned i = 0; i < pt_entries(a); i++) {
 		uint64_t e = ent_load(&pt[i]);
-		uint64_t m = slot_meta(as, pg, i);
+		uint64_t m = ent_status(as, pg, i, e), raw;
 		if (a->present(e) || m)
 			live++;
 		if (i < i0 || i > i1)
 			continue;
 		if (!a->present(e)) {
-			if (e)
+			/* Each status in one place: in the entry, exactly as the
+			 * table encodes it, or in the array where it cannot be. */
+			bool in_arr = arr && arr[i];
+			if (in_arr && e)
+				return bad(w, "status both in the entry and in the metadata array");
+			if (!in_arr && e && (!m || !a->status_encode(m, &raw) || raw != e))
 				return bad(w, "non-present entry with stray bits");
+			if (in_arr && !meta_in_array(a, 0, m, &raw))
+				return bad(w, "metadata array holds a status its entry could");
 			unsigned k = meta_kind(m);
 			if (m && k != MM_RESERVED && k != MM_SWAPPED && k != MM_PAGER)
 				return bad(w, "non-present entry with a mapped/COW status");

@@ -66,6 +66,17 @@ struct pt_arch {
 	unsigned (*prot)(uint64_t pte);                   /* leaf perms as MM_PROT_*, type included */
 	bool (*accessed)(uint64_t pte);
 	bool (*dirty)(uint64_t pte);
+
+	/* Software statuses in non-present entries, so a page table needs no
+	 * side array for them. word is a non-zero status word (status.h,
+	 * mm_status_word). status_encode: true and *pte = the entry holding
+	 * word, which the hardware must see as not present (present(*pte)
+	 * false) and which no two words share; false (*pte untouched) when
+	 * this table's entries cannot hold it: the core then keeps it in the
+	 * page's metadata array. status_decode: the word a non-present entry
+	 * made by status_encode holds. */
+	bool (*status_encode)(uint64_t word, uint64_t *pte);
+	uint64_t (*status_decode)(uint64_t pte);
 };
 
 /* Span of one entry at level L (bytes): 4 KiB << (bits_per_level*(L-1)). */
