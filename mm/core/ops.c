@@ -73,7 +73,7 @@ static struct slot node_slot(struct mm_cursor *c, const struct node *n, unsigned
 	struct slot s;
 	if (n->pg) {
 		s.pte = ent_load(&pg_ptes(c->as, n->pg)[i]);
-		s.meta = slot_meta(c->as, n->pg, i);
+		s.meta = ent_status(c->as, n->pg, i, s.pte);
 	} else {
 		s.pte = n->vpte ? split_leaf(c->as->arch, n->vpte, n->vad, n->level + 1, i) : 0;
 		s.meta = n->vmeta;
@@ -582,12 +582,12 @@ int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	for (;;) {
 		unsigned i = pt_index(a, va, L);
 		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
-		uint64_t m = slot_meta(c->as, pg, i);
 		if (is_table(a, e, L)) {
 			pg = child_of(c->as, e, L);
 			L--;
 			continue;
 		}
+		uint64_t m = ent_status(c->as, pg, i, e);
 		*out = (struct mm_info){ .level = (uint8_t)L };
 		if (a->present(e)) {
 			bool cow = meta_kind(m) == MM_COW;
@@ -647,17 +647,16 @@ static int map_need(struct mm_cursor *c, uint64_t va, unsigned level, bool new_m
 			*need += 1 + (varr ? 1 : 0);
 			continue;
 		}
-		struct slot s = { ent_load(&pg_ptes(c->as, pg)[pt_index(a, va, L)]),
-				  slot_meta(c->as, pg, pt_index(a, va, L)) };
-		if (is_table(a, s.pte, L)) {
-			pg = child_of(c->as, s.pte, L);
+		unsigned i = pt_index(a, va, L);
+		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]), raw;
+		if (is_table(a, e, L)) {
+			pg = child_of(c->as, e, L);
 			continue;
 		}
-		if (a->present(s.pte))
+		if (a->present(e))
 			return MM_EEXIST;
-		uint64_t raw;
 		virt = true;
-		varr = meta_in_array(a, 0, s.meta, &raw);
+		varr = meta_in_array(a, 0, ent_status(c->as, pg, i, e), &raw);
 		*need += 1 + (varr ? 1 : 0);
 	}
 	if (virt) {
@@ -688,11 +687,12 @@ static struct mm_page *map_descend(struct mm_cursor *c, uint64_t va, unsigned le
 	for (unsigned L = c->cover_level; L > level; L--) {
 		unsigned i = pt_index(a, va, L);
 		uint64_t eb = entry_base(a, base, L, i);
-		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), slot_meta(c->as, pg, i) };
+		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), 0 };
 		if (is_table(a, s.pte, L)) {
 			pg = child_of(c->as, s.pte, L);
 		} else {
 			uint64_t raw;
+			s.meta = ent_status(c->as, pg, i, s.pte);
 			pg = mm_split(c, pg, i, eb, s.pte, s.meta, L,
 				      meta_in_array(a, a->present(s.pte) ? s.pte : 0, s.meta, &raw));
 			if (flag)
@@ -1394,7 +1394,6 @@ static int next_used(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64
 		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
 		uint64_t slo = lo > eb ? lo : eb, shi = hi < el ? hi : el;
 		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
-		uint64_t m = slot_meta(c->as, pg, i);
 		if (is_table(a, e, L)) {
 			left--;
 			struct mm_page *ch = child_of(c->as, e, L);
@@ -1406,7 +1405,7 @@ static int next_used(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64
 				return 1;
 			continue;
 		}
-		if (a->present(e) || m) {
+		if (a->present(e) || ent_status(c->as, pg, i, e)) {
 			*next = slo;
 			return 1;
 		}
