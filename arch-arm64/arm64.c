@@ -119,6 +119,27 @@ static bool arm64_status_encode(uint64_t word, uint64_t *pte)
 
 static uint64_t arm64_status_decode(uint64_t pte) { return pte >> 1; }
 
+/* Software status of a leaf: bits 58:57, ignored by the hardware and
+ * left free by the software write and dirty bits (56, 55), hold
+ * pt_leaf_code2's code. */
+#define ARM64_SW_STATUS_SHIFT 57
+#define ARM64_SW_STATUS (3ull << ARM64_SW_STATUS_SHIFT)
+
+static bool arm64_leaf_status_encode(uint64_t word, uint64_t *pte)
+{
+	int code = pt_leaf_code2(word, arm64_prot(*pte));
+	if (code < 0)
+		return false;
+	*pte = (*pte & ~ARM64_SW_STATUS) | ((uint64_t)code << ARM64_SW_STATUS_SHIFT);
+	return true;
+}
+
+static uint64_t arm64_leaf_status_decode(uint64_t pte)
+{
+	return pt_leaf_word2((unsigned)((pte & ARM64_SW_STATUS) >> ARM64_SW_STATUS_SHIFT),
+			     arm64_prot(pte));
+}
+
 /* Each half has a root of its own, as the hardware has them (arm64.h:
  * ARM64_TCR_TXSZ): the user half [0, 2^48) under TTBR0, the kernel half
  * [2^64 - 2^48, 2^64) under TTBR1. A live entry is replaced by a
@@ -135,4 +156,6 @@ const struct pt_arch mm_arch_aarch64 = {
 	.present = arm64_present, .is_leaf = arm64_is_leaf, .addr = arm64_addr,
 	.prot = arm64_prot, .accessed = arm64_accessed, .dirty = arm64_dirty,
 	.status_encode = arm64_status_encode, .status_decode = arm64_status_decode,
+	.leaf_status_bits = ARM64_SW_STATUS, .leaf_status_encode = arm64_leaf_status_encode,
+	.leaf_status_decode = arm64_leaf_status_decode,
 };

@@ -103,13 +103,32 @@ static bool sv_status_encode(uint64_t word, uint64_t *pte)
 
 static uint64_t sv_status_decode(uint64_t pte) { return pte >> 1; }
 
+/* Software status of a leaf: the two RSW bits (8-9), which the MMU
+ * ignores, hold pt_leaf_code2's code. */
+#define SV_RSW_SHIFT 8
+#define SV_RSW (3ull << SV_RSW_SHIFT)
+
+static bool sv_leaf_status_encode(uint64_t word, uint64_t *pte)
+{
+	int code = pt_leaf_code2(word, sv_prot(*pte));
+	if (code < 0)
+		return false;
+	*pte = (*pte & ~SV_RSW) | ((uint64_t)code << SV_RSW_SHIFT);
+	return true;
+}
+
+static uint64_t sv_leaf_status_decode(uint64_t pte)
+{
+	return pt_leaf_word2((unsigned)((pte & SV_RSW) >> SV_RSW_SHIFT), sv_prot(pte));
+}
+
 /* Sv39, Sv48 and Sv57 share the PTE format and differ only in the number
  * of levels and the VA width; the user half is the low canonical half, the
  * kernel half the high one. mt: the memory types the leaves may carry;
  * bbm, split: the paging rules (needs_bbm, split_roots). */
 #define SV_MT_PLAIN (1u << MM_MT_NORMAL)
 #define SV_MT_PBMT  ((1u << MM_MT_NORMAL) | (1u << MM_MT_NC) | (1u << MM_MT_DEVICE))
-#define SV_ARCH_RULES(nm, lv, vb, mt, ulast, klo, bbm, split)                  \
+#define SV_ARCH_RULES(nm, lv, vb, mt, ulast, klo, bbm, split, lbits)           \
 	{                                                                       \
 		.name = nm, .levels = lv, .bits_per_level = 9, .va_bits = vb,   \
 		.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),               \
@@ -122,9 +141,12 @@ static uint64_t sv_status_decode(uint64_t pte) { return pte >> 1; }
 		.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,    \
 		.status_encode = sv_status_encode,                              \
 		.status_decode = sv_status_decode,                              \
+		.leaf_status_bits = (lbits) ? SV_RSW : 0,                       \
+		.leaf_status_encode = (lbits) ? sv_leaf_status_encode : 0,      \
+		.leaf_status_decode = (lbits) ? sv_leaf_status_decode : 0,      \
 	}
 #define SV_ARCH(nm, lv, vb, mt)                                                 \
-	SV_ARCH_RULES(nm, lv, vb, mt, (1ull << ((vb) - 1)) - 1, ~0ull << ((vb) - 1), false, false)
+	SV_ARCH_RULES(nm, lv, vb, mt, (1ull << ((vb) - 1)) - 1, ~0ull << ((vb) - 1), false, false, true)
 
 const struct pt_arch mm_arch_sv39 = SV_ARCH("sv39", 3, 39, SV_MT_PLAIN);
 const struct pt_arch mm_arch_sv39_svpbmt = SV_ARCH("sv39_svpbmt", 3, 39, SV_MT_PBMT);
@@ -142,8 +164,12 @@ const struct pt_arch mm_arch_sv57_svpbmt = SV_ARCH("sv57_svpbmt", 5, 57, SV_MT_P
  * of AArch64, so the core's support for them is tested on the host.
  * sv48_bbm: one root, but entries are replaced break-before-make.
  * sv48_split: that, and each half in a root of its own (TTBR0/TTBR1), each
- * a full 48 bits wide: user [0, 2^48), kernel [2^64 - 2^48, 2^64). */
+ * a full 48 bits wide: user [0, 2^48), kernel [2^64 - 2^48, 2^64); and its
+ * leaves offer the core no software bits, so every leaf status goes to a
+ * metadata array (the path a format without spare leaf bits takes). */
 const struct pt_arch mm_arch_sv48_bbm =
-	SV_ARCH_RULES("sv48_bbm", 4, 48, SV_MT_PLAIN, (1ull << 47) - 1, ~0ull << 47, true, false);
+	SV_ARCH_RULES("sv48_bbm", 4, 48, SV_MT_PLAIN, (1ull << 47) - 1, ~0ull << 47, true, false,
+		      true);
 const struct pt_arch mm_arch_sv48_split =
-	SV_ARCH_RULES("sv48_split", 4, 48, SV_MT_PLAIN, (1ull << 48) - 1, ~0ull << 48, true, true);
+	SV_ARCH_RULES("sv48_split", 4, 48, SV_MT_PLAIN, (1ull << 48) - 1, ~0ull << 48, true, true,
+		      false);

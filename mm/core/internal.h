@@ -12,11 +12,11 @@
  * (RESERVED, SWAPPED, PAGER) or on present leaves: COW (prot = the logical
  * permissions, dev = its MM_MAP_NOSHARE limit) or MAPPED with limits (dev =
  * MM_MAP_LIMITS bits, prot and arg 0).
- * Where it is kept: a non-present entry holds its own status (the table's
- * status_encode) whenever the table can encode it; only a status that
- * does not fit (every leaf status, and whatever a table refuses) goes to
- * the page's metadata array, allocated on demand. A non-zero array word
- * wins; otherwise the entry's own bits say it (ent_status). */
+ * Where it is kept: an entry holds its own status whenever the table can
+ * encode it (a non-present entry: status_encode; a present leaf, in its
+ * few software bits: leaf_status_encode); only a status that does not fit
+ * goes to the page's metadata array, allocated on demand. A non-zero
+ * array word wins; otherwise the entry's own bits say it (ent_status). */
 static inline uint64_t meta_make(unsigned kind, unsigned prot, unsigned dev, uint64_t arg)
 {
 	struct mm_status st = { .kind = (uint8_t)kind, .prot = (uint8_t)prot, .dev = (uint8_t)dev,
@@ -72,28 +72,35 @@ static inline uint64_t ent_status(const struct mm_as *as, const struct mm_page *
 	uint64_t *m = pg_meta(as, pg);
 	if (m && m[i])
 		return m[i];
-	return e && !as->arch->present(e) ? as->arch->status_decode(e) : 0;
+	const struct pt_arch *a = as->arch;
+	if (!e)
+		return 0;
+	if (!a->present(e))
+		return a->status_decode(e);
+	/* a table entry never has these bits set */
+	return e & a->leaf_status_bits ? a->leaf_status_decode(e) : 0;
 }
 static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *pg, unsigned i)
 {
 	return ent_status(as, pg, i, ent_load(&pg_ptes(as, pg)[i]));
 }
-/* Must status word meta, in an entry whose hardware part is pte (0 or
- * present), go to the page's metadata array? A leaf's status always does;
- * a non-present entry's only where the table cannot encode it. On false,
- * *raw is what the entry holds (pte itself where meta is 0). */
+/* Must status word meta, in an entry whose hardware part is pte (0, a
+ * non-present entry, or a leaf), go to the page's metadata array? Only
+ * where the table cannot encode it in the entry. *raw is what the entry
+ * then holds: pte (a leaf: with its status bits set to meta's encoding,
+ * or cleared when meta goes to the array), or 0 / meta's encoding for a
+ * non-present entry. */
 static inline bool meta_in_array(const struct pt_arch *a, uint64_t pte, uint64_t meta,
 				 uint64_t *raw)
 {
-	*raw = pte;
+	if (pte && a->present(pte)) {   /* 0 is never present (tests/host t_arch) */
+		*raw = pte & ~a->leaf_status_bits;
+		return meta && !(a->leaf_status_encode && a->leaf_status_encode(meta, raw));
+	}
+	*raw = 0;
 	if (!meta)
 		return false;
-	if (pte && a->present(pte))   /* 0 is never present (tests/host t_arch) */
-		return true;
-	if (a->status_encode(meta, raw))
-		return false;
-	*raw = 0;
-	return true;
+	return !a->status_encode(meta, raw);
 }
 
 static inline uint64_t span_of(const struct pt_arch *a, unsigned level)

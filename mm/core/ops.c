@@ -228,6 +228,8 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i, ui
 	unsigned live = 0;
 	for (unsigned j = 0; j < pt_entries(a); j++) {
 		uint64_t e = leaf ? split_leaf(a, s.pte, adf, L, j) : fill;
+		if (leaf && s.meta && !arr)
+			meta_in_array(a, e, s.meta, &e);   /* the piece holds it as the leaf did */
 		cp[j] = e;
 		if (arr)
 			cm[j] = s.meta;
@@ -709,7 +711,14 @@ int mm_map_need(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level, u
 {
 	*need = 0;
 	int err = map_check(c, va, pa, level, prot, flags);
-	return err ? err : map_need(c, va, level, meta_leaf(flags & MM_MAP_COW, prot, flags) != 0, need);
+	if (err)
+		return err;
+	bool cow = flags & MM_MAP_COW;
+	uint64_t raw;
+	bool arr = meta_in_array(c->as->arch, c->as->arch->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot,
+								   level, 0),
+				 meta_leaf(cow, prot, flags), &raw);
+	return map_need(c, va, level, arr, need);
 }
 
 int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
@@ -720,9 +729,13 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	if (err)
 		return err;
 	bool cow = flags & MM_MAP_COW;
-	uint64_t new_meta = meta_leaf(cow, prot, flags);
+	uint64_t new_meta = meta_leaf(cow, prot, flags), raw;
+	unsigned ad = (flags & MM_MAP_DIRTY) ? PT_AD_A | PT_AD_D :
+		      (flags & MM_MAP_ACCESSED) ? PT_AD_A : 0;
+	uint64_t leaf = a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level, ad);
+	bool arr = meta_in_array(a, leaf, new_meta, &raw);
 	unsigned need;
-	err = map_need(c, va, level, new_meta != 0, &need);
+	err = map_need(c, va, level, arr, &need);
 	if (err)
 		return err;
 	err = mm_resv_fill(c, need);
@@ -740,13 +753,11 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 		uint64_t eb = entry_base(a, base, level, i);
 		remove_subtree(c, pg, i, child_of(c->as, e, level), eb, eb + sz - 1, true);
 	}
-	if (new_meta)
+	if (arr)
 		ensure_meta(c, pg);
-	unsigned ad = (flags & MM_MAP_DIRTY) ? PT_AD_A | PT_AD_D :
-		      (flags & MM_MAP_ACCESSED) ? PT_AD_A : 0;
 	if (a->needs_bbm)   /* a table left just now, or an unflushed unmap */
 		bbm_break(c, pg, i, entry_base(a, base, level, i), level);
-	slot_write(c, pg, i, a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level, ad), new_meta);
+	slot_write(c, pg, i, leaf, new_meta);
 	if (c->nr_resv)
 		c->as->plat->panic("mm: reservation overcounted");
 	return MM_OK;
@@ -1026,7 +1037,7 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 			out->meta = cow ? meta_leaf(true, np, lim) : s.meta;
 			out->pte = remake_leaf(a, s.pte, L, cow ? np & ~MM_PROT_W : np, leaf_ad(a, s.pte));
 		}
-		return out->pte != s.pte || out->meta != s.meta;
+		return out->pte != (s.pte & ~a->leaf_status_bits) || out->meta != s.meta;
 	}
 	unsigned k = meta_kind(s.meta);
 	if (op->mode != P_PROTECT || (k != MM_RESERVED && k != MM_PAGER))
@@ -1048,15 +1059,16 @@ static void pop_write(struct mm_cursor *c, const struct pop *op, struct mm_page 
 		slot_write(c, pg, i, 0, nw.meta);
 		return;
 	}
-	uint64_t *m = pg_meta(c->as, pg);
-	if (nw.meta != old.meta) {
+	uint64_t *m = pg_meta(c->as, pg), raw;
+	uint64_t am = meta_in_array(c->as->arch, nw.pte, nw.meta, &raw) ? nw.meta : 0;
+	if (m ? m[i] != am : am != 0) {
 		if (!m)
 			c->as->plat->panic("mm: status without metadata array");
-		m[i] = nw.meta;
+		m[i] = am;
 	}
 	uint64_t *p = &pg_ptes(c->as, pg)[i];
 	uint64_t cur = old.pte;
-	while (!__atomic_compare_exchange_n(p, &cur, (nw.pte & ~op->ad) | (cur & op->ad), false,
+	while (!__atomic_compare_exchange_n(p, &cur, (raw & ~op->ad) | (cur & op->ad), false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
 	mm_cursor_flush_range(c, eb, el);
@@ -1328,6 +1340,7 @@ int mm_touch(struct mm_cursor *c, uint64_t va, bool write)
 		if ((ad & want) == want)
 			return MM_OK;
 		uint64_t nw = remake_leaf(a, cur, w.L, a->prot(cur), ad | want);
+		nw |= cur & a->leaf_status_bits;   /* the leaf's status stays */
 		if (__atomic_compare_exchange_n(p, &cur, nw, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
 			break;
@@ -1363,7 +1376,7 @@ int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	/* The last word of the entry, with every A/D bit set until now. */
 	uint64_t last = ent_xchg(&pg_ptes(c->as, pg)[i], 0);
 	uint64_t *m = pg_meta(c->as, pg);
-	unsigned lim = m ? meta_limits(m[i]) : 0;
+	unsigned lim = meta_limits(ent_status(c->as, pg, i, last));
 	if (m)
 		m[i] = 0;                       /* the limits go with the mapping */
 	pg->nr_live--;

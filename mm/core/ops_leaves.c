@@ -70,7 +70,8 @@ static void leaves(struct mm_cursor *c, struct walk *w, struct mm_page *pg, unsi
 			continue;
 		}
 		struct mm_leaf lf = { .lo = slo, .last = shi, .level = L,
-				      .kind = meta_kind(m) == MM_COW ? MM_COW : MM_MAPPED,
+				      .kind = meta_kind(m ? m : ent_status(c->as, pg, i, e)) == MM_COW ?
+					      MM_COW : MM_MAPPED,
 				      .accessed = a->accessed(e), .dirty = a->dirty(e) };
 		leaf_met(w, &lf);
 	}

@@ -77,6 +77,14 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 			return bad(w, "leaf address not aligned to its page size");
 		if (!(a->prot(e) & MM_PROT_R))
 			return bad(w, "leaf without read permission");
+		/* As for non-present entries: the leaf's own bits hold its
+		 * status exactly as the table encodes it, or the array holds
+		 * what they cannot, and then the bits are clear. */
+		bool need = meta_in_array(a, e, m, &raw);
+		if (arr && arr[i] && (!need || (e & a->leaf_status_bits)))
+			return bad(w, "leaf status in the metadata array that the leaf could hold");
+		if (!(arr && arr[i]) && (need || raw != e))
+			return bad(w, "leaf with stray status bits");
 		if (m && meta_kind(m) == MM_COW) {
 			if (a->prot(e) & MM_PROT_W)
 				return bad(w, "COW leaf is writable");

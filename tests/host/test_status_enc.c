@@ -20,10 +20,14 @@ static const struct isa {
 	const char *prefix;
 	uint64_t valid;
 	uint64_t golden;
+	uint64_t ignored;   /* leaf bits the walker ignores (software bits) */
 } isas[] = {
-	{ "sv", 1ull << 0, 0x07fffffffffffff6ull },      /* RISC-V: V */
-	{ "x86_64", 1ull << 0, 0x07fffffffffffff6ull },  /* x86-64: P */
-	{ "aarch64", 1ull << 0, 0x07fffffffffffff6ull }, /* AArch64: descriptor bit 0 */
+	/* RISC-V: V; RSW 8-9 */
+	{ "sv", 1ull << 0, 0x07fffffffffffff6ull, 3ull << 8 },
+	/* x86-64: P; 9-11 and 52-58 */
+	{ "x86_64", 1ull << 0, 0x07fffffffffffff6ull, (7ull << 9) | (0x7full << 52) },
+	/* AArch64: descriptor bit 0; 55-58 */
+	{ "aarch64", 1ull << 0, 0x07fffffffffffff6ull, 0xfull << 55 },
 };
 
 static int fails;
@@ -54,6 +58,63 @@ static void one(const struct pt_arch *a, const struct isa *isa, struct mm_status
 	      back.arg == st.arg,
 	      "%s: kind %u prot %#x dev %u arg %#" PRIx64 " decodes as %u %#x %u %#" PRIx64,
 	      a->name, st.kind, st.prot, st.dev, st.arg, back.kind, back.prot, back.dev, back.arg);
+}
+
+/* A leaf status on a leaf at level L: where the table encodes it, the
+ * leaf stays the same leaf to the walker (only ignored bits change) and
+ * gives the word back. Returns whether it was encoded. */
+static bool one_leaf(const struct pt_arch *a, const struct isa *isa, unsigned L,
+		     struct mm_status st, unsigned hw)
+{
+	uint64_t pa = (0x123456ull << 21) & ~((1ull << pt_shift(a, L)) - 1);
+	uint64_t leaf = a->make_leaf(pa, hw, L, PT_AD_A), pte = leaf, w = mm_status_word(&st);
+	CHECK(!a->leaf_status_decode || !(leaf & a->leaf_status_bits), "%s: a fresh leaf has status bits",
+	      a->name);
+	if (!a->leaf_status_encode || !a->leaf_status_encode(w, &pte))
+		return false;
+	CHECK(!((pte ^ leaf) & ~isa->ignored), "%s L%u: status %#" PRIx64 " changed bits the walker reads"
+	      " (%#" PRIx64 " -> %#" PRIx64 ")", a->name, L, w, leaf, pte);
+	CHECK(!(pte & ~leaf & ~a->leaf_status_bits), "%s: status outside leaf_status_bits", a->name);
+	CHECK(a->present(pte) && a->is_leaf(pte, L) && a->addr(pte, L) == pa && a->prot(pte) == hw &&
+	      a->accessed(pte) && !a->dirty(pte), "%s L%u: the leaf reads differently with a status",
+	      a->name, L);
+	CHECK(a->leaf_status_decode(pte) == w, "%s L%u: leaf status %#" PRIx64 " decodes as %#" PRIx64,
+	      a->name, L, w, a->leaf_status_decode(pte));
+	uint64_t clr = pte;
+	CHECK(a->leaf_status_encode(0, &clr) && clr == leaf, "%s: clearing the status", a->name);
+	return true;
+}
+
+/* Every leaf kind on every leaf level; the statuses fork and read-only
+ * grants make (COW of a writable or a read-only page, a NOWRITE mapping)
+ * must fit on every table that offers leaf bits. */
+static unsigned leaves(const struct pt_arch *a, const struct isa *isa)
+{
+	const unsigned rw = MM_PROT_R | MM_PROT_W | MM_PROT_U, ro = MM_PROT_R | MM_PROT_U;
+	unsigned n = 0;
+	for (unsigned L = 1; L <= a->levels; L++) {
+		if (!pt_leaf_ok(a, L))
+			continue;
+		bool cw = one_leaf(a, isa, L, (struct mm_status){ .kind = MM_COW, .prot = rw }, ro);
+		bool cr = one_leaf(a, isa, L, (struct mm_status){ .kind = MM_COW, .prot = ro }, ro);
+		bool nw = one_leaf(a, isa, L, (struct mm_status){ .kind = MM_MAPPED,
+								    .dev = MM_MAP_NOWRITE }, ro);
+		CHECK(!a->leaf_status_encode || (cw && cr && nw),
+		      "%s L%u: a common leaf status does not fit (COW rw %d, COW ro %d, NOWRITE %d)",
+		      a->name, L, cw, cr, nw);
+		one_leaf(a, isa, L, (struct mm_status){ .kind = MM_COW, .prot = rw | MM_PROT_X,
+							.dev = MM_MAP_NOSHARE }, ro | MM_PROT_X);
+		one_leaf(a, isa, L, (struct mm_status){ .kind = MM_MAPPED, .dev = MM_MAP_LIMITS }, ro);
+		one_leaf(a, isa, L, (struct mm_status){ .kind = MM_MAPPED, .dev = MM_MAP_NOSHARE }, rw);
+		/* a COW word whose permissions do not match the leaf's cannot be
+		 * rebuilt from it: refused, never misread */
+		uint64_t pte = a->make_leaf(0, ro, L, 0);
+		struct mm_status bad = { .kind = MM_COW, .prot = rw | MM_PROT_X };
+		CHECK(!a->leaf_status_encode || !a->leaf_status_encode(mm_status_word(&bad), &pte),
+		      "%s: COW with other permissions than the leaf's accepted", a->name);
+		n += 7;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -95,7 +156,8 @@ int main(int argc, char **argv)
 	CHECK(a->status_encode(mm_status_word(&ref), &pte) && pte == isa->golden,
 	      "%s: reference status encoded as %#" PRIx64 ", expected %#" PRIx64, a->name, pte,
 	      isa->golden);
-	printf("%s: %u statuses round-tripped through invalid entries, %d failures\n", a->name, n,
-	       fails);
+	unsigned nl = leaves(a, isa);
+	printf("%s: %u statuses round-tripped through invalid entries, %u leaf cases, %d failures\n",
+	       a->name, n, nl, fails);
 	return fails ? 1 : 0;
 }

@@ -77,7 +77,50 @@ struct pt_arch {
 	 * made by status_encode holds. */
 	bool (*status_encode)(uint64_t word, uint64_t *pte);
 	uint64_t (*status_decode)(uint64_t pte);
+
+	/* Software statuses of present leaves, in the few bits a leaf leaves
+	 * to software (leaf_status_bits; 0 and both hooks NULL: none, every
+	 * leaf status goes to the metadata array). leaf_status_encode: *pte
+	 * is a leaf; word a status word of kind MM_COW or MM_MAPPED (limits),
+	 * or 0. true: *pte with its leaf_status_bits replaced by word's
+	 * encoding (0: cleared); false (*pte untouched) when the bits cannot
+	 * say word for this leaf. leaf_status_decode: the word a leaf holds,
+	 * 0 for none. Only the status bits may differ between leaves that
+	 * hold different words; every other decoder ignores them. */
+	uint64_t leaf_status_bits;
+	bool (*leaf_status_encode)(uint64_t word, uint64_t *pte);
+	uint64_t (*leaf_status_decode)(uint64_t pte);
 };
+
+/* The leaf-status code of a format with two software bits per leaf: 0
+ * none, 1 COW whose logical permissions are the leaf's plus W, 2 COW with
+ * the leaf's own, 3 a plain mapping limited to MM_MAP_NOWRITE. The common
+ * statuses fit; NOSHARE does not. pt_leaf_code2: the code of word for a
+ * leaf with permissions prot, -1 if it has none. */
+static inline int pt_leaf_code2(uint64_t word, unsigned prot)
+{
+	struct mm_status st = mm_status_of_word(word);
+	if (!word)
+		return 0;
+	if (st.arg)
+		return -1;
+	if (st.kind == MM_COW && !st.dev && (st.prot & ~MM_PROT_W) == prot)
+		return st.prot & MM_PROT_W ? 1 : 2;
+	if (st.kind == MM_MAPPED && !st.prot && st.dev == MM_MAP_NOWRITE)
+		return 3;
+	return -1;
+}
+/* The word of code (pt_leaf_code2) on a leaf with permissions prot. */
+static inline uint64_t pt_leaf_word2(unsigned code, unsigned prot)
+{
+	struct mm_status st = { 0 };
+	if (code == 1 || code == 2)
+		st = (struct mm_status){ .kind = MM_COW,
+					 .prot = (uint8_t)(prot | (code == 1 ? MM_PROT_W : 0)) };
+	else if (code == 3)
+		st = (struct mm_status){ .kind = MM_MAPPED, .dev = MM_MAP_NOWRITE };
+	return code ? mm_status_word(&st) : 0;
+}
 
 /* Span of one entry at level L (bytes): 4 KiB << (bits_per_level*(L-1)). */
 static inline unsigned pt_shift(const struct pt_arch *a, unsigned level)
