@@ -85,7 +85,8 @@ static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *p
 	return ent_status(as, pg, i, ent_load(&pg_ptes(as, pg)[i]));
 }
 /* Must status word meta, in an entry whose hardware part is pte (0, a
- * non-present entry, or a leaf), go to the page's metadata array? Only
+ * leaf, or a non-present entry holding a status), go to the page's
+ * metadata array? Only
  * where the table cannot encode it in the entry. *raw is what the entry
  * then holds: pte (a leaf: with its status bits set to meta's encoding,
  * or cleared when meta goes to the array), or 0 / meta's encoding for a
@@ -93,6 +94,10 @@ static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *p
 static inline bool meta_in_array(const struct pt_arch *a, uint64_t pte, uint64_t meta,
 				 uint64_t *raw)
 {
+	if (!meta) {   /* no status (the common case): no call */
+		*raw = pte & ~a->leaf_status_bits;   /* 0 stays 0, a leaf loses its bits */
+		return false;
+	}
 	if (pte && a->present(pte)) {   /* 0 is never present (tests/host t_arch) */
 		*raw = pte & ~a->leaf_status_bits;
 		return meta && !(a->leaf_status_encode && a->leaf_status_encode(meta, raw));

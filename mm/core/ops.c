@@ -714,10 +714,11 @@ int mm_map_need(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level, u
 	if (err)
 		return err;
 	bool cow = flags & MM_MAP_COW;
-	uint64_t raw;
-	bool arr = meta_in_array(c->as->arch, c->as->arch->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot,
-								   level, 0),
-				 meta_leaf(cow, prot, flags), &raw);
+	uint64_t meta = meta_leaf(cow, prot, flags), raw;
+	/* the leaf is built only to ask whether its bits hold meta */
+	bool arr = meta && meta_in_array(c->as->arch,
+					 c->as->arch->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot,
+								level, 0), meta, &raw);
 	return map_need(c, va, level, arr, need);
 }
 
