@@ -108,18 +108,8 @@ static bool arm64_dirty(uint64_t pte) { return pte & ARM64_SW_DIRTY; }
 
 /* Software status of an invalid descriptor: with bit 0 clear the
  * hardware ignores bits 63:1 (ARM ARM D8.3.1), so the status word sits
- * in bits 1..58 and bit 0 stays clear. */
-static bool arm64_status_encode(uint64_t word, uint64_t *pte)
-{
-	if (!word || word >> MM_STATUS_WORD_BITS)
-		return false;
-	*pte = word << 1;
-	return true;
-}
-
-static uint64_t arm64_status_decode(uint64_t pte) { return pte >> 1; }
-
-/* Software status of a leaf: bits 58:57, ignored by the hardware and
+ * in bits 1..58 (pt_status_encode_bit0) and bit 0 stays clear.
+ * Software status of a leaf: bits 58:57, ignored by the hardware and
  * left free by the software write and dirty bits (56, 55), hold
  * pt_leaf_code2's code. */
 #define ARM64_SW_STATUS_SHIFT 57
@@ -127,11 +117,7 @@ static uint64_t arm64_status_decode(uint64_t pte) { return pte >> 1; }
 
 static bool arm64_leaf_status_encode(uint64_t word, uint64_t *pte)
 {
-	int code = pt_leaf_code2(word, arm64_prot(*pte));
-	if (code < 0)
-		return false;
-	*pte = (*pte & ~ARM64_SW_STATUS) | ((uint64_t)code << ARM64_SW_STATUS_SHIFT);
-	return true;
+	return pt_leaf_encode2(word, pte, ARM64_SW_STATUS_SHIFT, arm64_prot(*pte));
 }
 
 static uint64_t arm64_leaf_status_decode(uint64_t pte)
@@ -155,7 +141,7 @@ const struct pt_arch mm_arch_aarch64 = {
 	.make_leaf = arm64_make_leaf, .make_table = arm64_make_table,
 	.present = arm64_present, .is_leaf = arm64_is_leaf, .addr = arm64_addr,
 	.prot = arm64_prot, .accessed = arm64_accessed, .dirty = arm64_dirty,
-	.status_encode = arm64_status_encode, .status_decode = arm64_status_decode,
+	.status_encode = pt_status_encode_bit0, .status_decode = pt_status_decode_bit0,
 	.leaf_status_bits = ARM64_SW_STATUS, .leaf_status_encode = arm64_leaf_status_encode,
 	.leaf_status_decode = arm64_leaf_status_decode,
 };

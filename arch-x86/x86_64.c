@@ -87,16 +87,7 @@ static bool x86_dirty(uint64_t pte) { return pte & X86_D; }
 
 /* Software status of a non-present entry: with P (bit 0) clear the
  * processor ignores bits 1..63 (SDM vol. 3, 4.5.4), so the status word
- * sits in bits 1..58 and P stays clear. */
-static bool x86_status_encode(uint64_t word, uint64_t *pte)
-{
-	if (!word || word >> MM_STATUS_WORD_BITS)
-		return false;
-	*pte = word << 1;
-	return true;
-}
-
-static uint64_t x86_status_decode(uint64_t pte) { return pte >> 1; }
+ * sits in bits 1..58 (pt_status_encode_bit0) and P stays clear. */
 
 /* Software status of a leaf, in bits the processor ignores in every leaf
  * (SDM vol. 3, 4.5.4: 9-11 and 52-58 without protection keys): COW 9,
@@ -153,7 +144,7 @@ const struct pt_arch mm_arch_x86_64 = {
 	.make_leaf = x86_make_leaf, .make_table = x86_make_table,
 	.present = x86_present, .is_leaf = x86_is_leaf, .addr = x86_addr,
 	.prot = x86_prot, .accessed = x86_accessed, .dirty = x86_dirty,
-	.status_encode = x86_status_encode, .status_decode = x86_status_decode,
+	.status_encode = pt_status_encode_bit0, .status_decode = pt_status_decode_bit0,
 	.leaf_status_bits = X86_SW_STATUS, .leaf_status_encode = x86_leaf_status_encode,
 	.leaf_status_decode = x86_leaf_status_decode,
 };

@@ -92,29 +92,15 @@ static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 
 /* Software status of a non-present entry: with V (bit 0) clear the MMU
  * ignores every other bit (privileged spec 4.3.1), so the status word
- * sits in bits 1..58 and V stays clear. */
-static bool sv_status_encode(uint64_t word, uint64_t *pte)
-{
-	if (!word || word >> MM_STATUS_WORD_BITS)
-		return false;
-	*pte = word << 1;
-	return true;
-}
-
-static uint64_t sv_status_decode(uint64_t pte) { return pte >> 1; }
-
-/* Software status of a leaf: the two RSW bits (8-9), which the MMU
+ * sits in bits 1..58 (pt_status_encode_bit0) and V stays clear.
+ * Software status of a leaf: the two RSW bits (8-9), which the MMU
  * ignores, hold pt_leaf_code2's code. */
 #define SV_RSW_SHIFT 8
 #define SV_RSW (3ull << SV_RSW_SHIFT)
 
 static bool sv_leaf_status_encode(uint64_t word, uint64_t *pte)
 {
-	int code = pt_leaf_code2(word, sv_prot(*pte));
-	if (code < 0)
-		return false;
-	*pte = (*pte & ~SV_RSW) | ((uint64_t)code << SV_RSW_SHIFT);
-	return true;
+	return pt_leaf_encode2(word, pte, SV_RSW_SHIFT, sv_prot(*pte));
 }
 
 static uint64_t sv_leaf_status_decode(uint64_t pte)
@@ -139,8 +125,8 @@ static uint64_t sv_leaf_status_decode(uint64_t pte)
 		.make_leaf = sv_make_leaf, .make_table = sv_make_table,         \
 		.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,  \
 		.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,    \
-		.status_encode = sv_status_encode,                              \
-		.status_decode = sv_status_decode,                              \
+		.status_encode = pt_status_encode_bit0,                         \
+		.status_decode = pt_status_decode_bit0,                         \
 		.leaf_status_bits = (lbits) ? SV_RSW : 0,                       \
 		.leaf_status_encode = (lbits) ? sv_leaf_status_encode : 0,      \
 		.leaf_status_decode = (lbits) ? sv_leaf_status_decode : 0,      \

@@ -92,6 +92,22 @@ struct pt_arch {
 	uint64_t (*leaf_status_decode)(uint64_t pte);
 };
 
+/* The status encoding of a format whose valid bit is bit 0 and whose
+ * walker ignores every other bit of an invalid entry (RISC-V, x86-64 and
+ * AArch64 alike): the word in bits 1..58, the valid bit clear. A table
+ * whose format says so names these as its status_encode / status_decode. */
+static inline bool pt_status_encode_bit0(uint64_t word, uint64_t *pte)
+{
+	if (!word || word >> MM_STATUS_WORD_BITS)
+		return false;
+	*pte = word << 1;
+	return true;
+}
+static inline uint64_t pt_status_decode_bit0(uint64_t pte)
+{
+	return pte >> 1;
+}
+
 /* The leaf-status code of a format with two software bits per leaf: 0
  * none, 1 COW whose logical permissions are the leaf's plus W, 2 COW with
  * the leaf's own, 3 a plain mapping limited to MM_MAP_NOWRITE. The common
@@ -109,6 +125,16 @@ static inline int pt_leaf_code2(uint64_t word, unsigned prot)
 	if (st.kind == MM_MAPPED && !st.prot && st.dev == MM_MAP_NOWRITE)
 		return 3;
 	return -1;
+}
+/* *pte (a leaf with permissions prot) with its two status bits at shift
+ * set to word's code; false if word has none. */
+static inline bool pt_leaf_encode2(uint64_t word, uint64_t *pte, unsigned shift, unsigned prot)
+{
+	int code = pt_leaf_code2(word, prot);
+	if (code < 0)
+		return false;
+	*pte = (*pte & ~(3ull << shift)) | ((uint64_t)code << shift);
+	return true;
 }
 /* The word of code (pt_leaf_code2) on a leaf with permissions prot. */
 static inline uint64_t pt_leaf_word2(unsigned code, unsigned prot)
