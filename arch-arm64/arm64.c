@@ -106,6 +106,26 @@ static unsigned arm64_prot(uint64_t pte)
 static bool arm64_accessed(uint64_t pte) { return pte & ARM64_AF; }
 static bool arm64_dirty(uint64_t pte) { return pte & ARM64_SW_DIRTY; }
 
+/* Software status of an invalid descriptor: with bit 0 clear the
+ * hardware ignores bits 63:1 (ARM ARM D8.3.1), so the status word sits
+ * in bits 1..58 (pt_status_encode_bit0) and bit 0 stays clear.
+ * Software status of a leaf: bits 58:57, ignored by the hardware and
+ * left free by the software write and dirty bits (56, 55), hold
+ * pt_leaf_code2's code. */
+#define ARM64_SW_STATUS_SHIFT 57
+#define ARM64_SW_STATUS (3ull << ARM64_SW_STATUS_SHIFT)
+
+static bool arm64_leaf_status_encode(uint64_t word, uint64_t *pte)
+{
+	return pt_leaf_encode2(word, pte, ARM64_SW_STATUS_SHIFT, arm64_prot(*pte));
+}
+
+static uint64_t arm64_leaf_status_decode(uint64_t pte)
+{
+	return pt_leaf_word2((unsigned)((pte & ARM64_SW_STATUS) >> ARM64_SW_STATUS_SHIFT),
+			     arm64_prot(pte));
+}
+
 /* Each half has a root of its own, as the hardware has them (arm64.h:
  * ARM64_TCR_TXSZ): the user half [0, 2^48) under TTBR0, the kernel half
  * [2^64 - 2^48, 2^64) under TTBR1. A live entry is replaced by a
@@ -121,4 +141,7 @@ const struct pt_arch mm_arch_aarch64 = {
 	.make_leaf = arm64_make_leaf, .make_table = arm64_make_table,
 	.present = arm64_present, .is_leaf = arm64_is_leaf, .addr = arm64_addr,
 	.prot = arm64_prot, .accessed = arm64_accessed, .dirty = arm64_dirty,
+	.status_encode = pt_status_encode_bit0, .status_decode = pt_status_decode_bit0,
+	.leaf_status_bits = ARM64_SW_STATUS, .leaf_status_encode = arm64_leaf_status_encode,
+	.leaf_status_decode = arm64_leaf_status_decode,
 };

@@ -85,6 +85,55 @@ static unsigned x86_prot(uint64_t pte)
 static bool x86_accessed(uint64_t pte) { return pte & X86_A; }
 static bool x86_dirty(uint64_t pte) { return pte & X86_D; }
 
+/* Software status of a non-present entry: with P (bit 0) clear the
+ * processor ignores bits 1..63 (SDM vol. 3, 4.5.4), so the status word
+ * sits in bits 1..58 (pt_status_encode_bit0) and P stays clear. */
+
+/* Software status of a leaf, in bits the processor ignores in every leaf
+ * (SDM vol. 3, 4.5.4: 9-11 and 52-58 without protection keys): COW 9,
+ * its logical W 10, MM_MAP_NOSHARE 11, MM_MAP_NOWRITE 52. Every COW and
+ * limits status fits. */
+#define X86_SW_COW     (1ull << 9)
+#define X86_SW_W       (1ull << 10)
+#define X86_SW_NOSHARE (1ull << 11)
+#define X86_SW_NOWRITE (1ull << 52)
+#define X86_SW_STATUS  (X86_SW_COW | X86_SW_W | X86_SW_NOSHARE | X86_SW_NOWRITE)
+
+static bool x86_leaf_status_encode(uint64_t word, uint64_t *pte)
+{
+	struct mm_status st = mm_status_of_word(word);
+	uint64_t b = 0;
+	if (!word)
+		b = 0;
+	else if (st.arg || (st.dev & ~MM_MAP_LIMITS))
+		return false;
+	else if (st.kind == MM_COW && !(st.dev & MM_MAP_NOWRITE) &&
+		 (st.prot & ~MM_PROT_W) == x86_prot(*pte))
+		b = X86_SW_COW | (st.prot & MM_PROT_W ? X86_SW_W : 0) |
+		    (st.dev & MM_MAP_NOSHARE ? X86_SW_NOSHARE : 0);
+	else if (st.kind == MM_MAPPED && !st.prot && st.dev)
+		b = (st.dev & MM_MAP_NOSHARE ? X86_SW_NOSHARE : 0) |
+		    (st.dev & MM_MAP_NOWRITE ? X86_SW_NOWRITE : 0);
+	else
+		return false;
+	*pte = (*pte & ~X86_SW_STATUS) | b;
+	return true;
+}
+
+static uint64_t x86_leaf_status_decode(uint64_t pte)
+{
+	struct mm_status st = { 0 };
+	unsigned ns = pte & X86_SW_NOSHARE ? MM_MAP_NOSHARE : 0;
+	if (pte & X86_SW_COW)
+		st = (struct mm_status){ .kind = MM_COW, .dev = (uint8_t)ns,
+					 .prot = (uint8_t)(x86_prot(pte) |
+							   (pte & X86_SW_W ? MM_PROT_W : 0)) };
+	else if (pte & (X86_SW_NOSHARE | X86_SW_NOWRITE))
+		st = (struct mm_status){ .kind = MM_MAPPED,
+					 .dev = (uint8_t)(ns | (pte & X86_SW_NOWRITE ? MM_MAP_NOWRITE : 0)) };
+	return st.kind ? mm_status_word(&st) : 0;
+}
+
 const struct pt_arch mm_arch_x86_64 = {
 	.name = "x86_64", .levels = 4, .bits_per_level = 9, .va_bits = 48,
 	.leaf_levels = (1u << 1) | (1u << 2) | (1u << 3),
@@ -95,4 +144,7 @@ const struct pt_arch mm_arch_x86_64 = {
 	.make_leaf = x86_make_leaf, .make_table = x86_make_table,
 	.present = x86_present, .is_leaf = x86_is_leaf, .addr = x86_addr,
 	.prot = x86_prot, .accessed = x86_accessed, .dirty = x86_dirty,
+	.status_encode = pt_status_encode_bit0, .status_decode = pt_status_decode_bit0,
+	.leaf_status_bits = X86_SW_STATUS, .leaf_status_encode = x86_leaf_status_encode,
+	.leaf_status_decode = x86_leaf_status_decode,
 };

@@ -6,17 +6,22 @@
 
 #include "cortenmm/cursor.h"
 
-/* --- per-PTE metadata word ---
+/* --- per-PTE status word (status.h, mm_status_word) ---
  * 0 means "no software status": the entry is MAPPED if its PTE is
- * present, INVALID otherwise. Otherwise: kind 0..2, prot 3..9 (memory type
- * included), dev 10..17, arg 18..57. Non-zero only on non-present entries (RESERVED, SWAPPED,
- * PAGER) or on present leaves: COW (prot = the logical permissions, dev =
- * its MM_MAP_NOSHARE limit) or MAPPED with limits (dev = MM_MAP_LIMITS
- * bits, prot and arg 0). */
+ * present, INVALID otherwise. Non-zero only on non-present entries
+ * (RESERVED, SWAPPED, PAGER) or on present leaves: COW (prot = the logical
+ * permissions, dev = its MM_MAP_NOSHARE limit) or MAPPED with limits (dev =
+ * MM_MAP_LIMITS bits, prot and arg 0).
+ * Where it is kept: an entry holds its own status whenever the table can
+ * encode it (a non-present entry: status_encode; a present leaf, in its
+ * few software bits: leaf_status_encode); only a status that does not fit
+ * goes to the page's metadata array, allocated on demand. A non-zero
+ * array word wins; otherwise the entry's own bits say it (ent_status). */
 static inline uint64_t meta_make(unsigned kind, unsigned prot, unsigned dev, uint64_t arg)
 {
-	return (uint64_t)(kind & 7) | ((uint64_t)(prot & MM_PROT_MASK) << 3) |
-	       ((uint64_t)(dev & 0xff) << 10) | ((arg & MM_STATUS_ARG_MAX) << 18);
+	struct mm_status st = { .kind = (uint8_t)kind, .prot = (uint8_t)prot, .dev = (uint8_t)dev,
+				.arg = arg };
+	return mm_status_word(&st);
 }
 static inline unsigned meta_kind(uint64_t m) { return m & 7; }
 static inline unsigned meta_prot(uint64_t m) { return (m >> 3) & MM_PROT_MASK; }
@@ -60,10 +65,47 @@ static inline uint64_t *pg_meta(const struct mm_as *as, const struct mm_page *pg
 {
 	return pg->meta_pa ? (uint64_t *)as->plat->phys_to_virt(pg->meta_pa) : 0;
 }
-static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *pg, unsigned i)
+/* The status word of entry i of pg, whose value is e. */
+static inline uint64_t ent_status(const struct mm_as *as, const struct mm_page *pg, unsigned i,
+				  uint64_t e)
 {
 	uint64_t *m = pg_meta(as, pg);
-	return m ? m[i] : 0;
+	if (m && m[i])
+		return m[i];
+	const struct pt_arch *a = as->arch;
+	if (!e)
+		return 0;
+	if (!a->present(e))
+		return a->status_decode(e);
+	/* a table entry never has these bits set */
+	return e & a->leaf_status_bits ? a->leaf_status_decode(e) : 0;
+}
+static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *pg, unsigned i)
+{
+	return ent_status(as, pg, i, ent_load(&pg_ptes(as, pg)[i]));
+}
+/* Must status word meta, in an entry whose hardware part is pte (0, a
+ * leaf, or a non-present entry holding a status), go to the page's
+ * metadata array? Only
+ * where the table cannot encode it in the entry. *raw is what the entry
+ * then holds: pte (a leaf: with its status bits set to meta's encoding,
+ * or cleared when meta goes to the array), or 0 / meta's encoding for a
+ * non-present entry. */
+static inline bool meta_in_array(const struct pt_arch *a, uint64_t pte, uint64_t meta,
+				 uint64_t *raw)
+{
+	if (!meta) {   /* no status (the common case): no call */
+		*raw = pte & ~a->leaf_status_bits;   /* 0 stays 0, a leaf loses its bits */
+		return false;
+	}
+	if (pte && a->present(pte)) {   /* 0 is never present (tests/host t_arch) */
+		*raw = pte & ~a->leaf_status_bits;
+		return meta && !(a->leaf_status_encode && a->leaf_status_encode(meta, raw));
+	}
+	*raw = 0;
+	if (!meta)
+		return false;
+	return !a->status_encode(meta, raw);
 }
 
 static inline uint64_t span_of(const struct pt_arch *a, unsigned level)

@@ -74,7 +74,7 @@ static struct slot node_slot(struct mm_cursor *c, const struct node *n, unsigned
 	struct slot s;
 	if (n->pg) {
 		s.pte = ent_load(&pg_ptes(c->as, n->pg)[i]);
-		s.meta = slot_meta(c->as, n->pg, i);
+		s.meta = ent_status(c->as, n->pg, i, s.pte);
 	} else {
 		s.pte = n->vpte ? split_leaf(c->as->arch, n->vpte, n->vad, n->level + 1, i) : 0;
 		s.meta = n->vmeta;
@@ -95,8 +95,9 @@ static void ensure_meta(struct mm_cursor *c, struct mm_page *pg)
  * replaced. A present entry is replaced with an atomic exchange, so the
  * value returned holds every accessed/dirty bit the hardware set until
  * the moment it was replaced (a load then a store would lose a bit set
- * in between). A non-zero meta needs the page's metadata array
- * (ensure_meta first). */
+ * in between). pte is 0 or present; a non-present entry holds meta
+ * itself where the table encodes it, any other non-zero meta needs the
+ * page's metadata array (meta_in_array; ensure_meta first). */
 static uint64_t slot_write(struct mm_cursor *c, struct mm_page *pg, unsigned i, uint64_t pte,
 			   uint64_t meta)
 {
@@ -104,18 +105,19 @@ static uint64_t slot_write(struct mm_cursor *c, struct mm_page *pg, unsigned i, 
 	uint64_t *pt = pg_ptes(c->as, pg);
 	uint64_t *m = pg_meta(c->as, pg);
 	uint64_t old = ent_load(&pt[i]);
-	uint64_t om = m ? m[i] : 0;
-	bool was = a->present(old) || om;
+	bool was = old || (m && m[i]);   /* a non-present entry is 0 or holds a status */
 	bool now = a->present(pte) || meta;
-	if (meta != om) {
+	uint64_t raw;
+	uint64_t am = meta_in_array(a, pte, meta, &raw) ? meta : 0;
+	if (m ? m[i] != am : am != 0) {
 		if (!m)
 			c->as->plat->panic("mm: status without metadata array");
-		m[i] = meta;
+		m[i] = am;
 	}
 	if (a->present(old))
-		old = ent_xchg(&pt[i], pte);
-	else if (pte != old)
-		ent_store(&pt[i], pte);
+		old = ent_xchg(&pt[i], raw);
+	else if (raw != old)
+		ent_store(&pt[i], raw);
 	pg->nr_live = (uint16_t)(pg->nr_live + (int)now - (int)was);
 	return old;
 }
@@ -220,11 +222,17 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i, ui
 	bool leaf = a->present(s.pte);
 	uint64_t ad = leaf ? pte_ad(a, s.pte) : 0;
 	unsigned adf = leaf ? leaf_ad(a, s.pte) : 0;
+	uint64_t fill;    /* what each non-present piece holds */
+	bool arr = meta_in_array(a, leaf ? s.pte : 0, s.meta, &fill);
+	if (arr && !cm)
+		c->as->plat->panic("mm: split status without metadata array");
 	unsigned live = 0;
 	for (unsigned j = 0; j < pt_entries(a); j++) {
-		uint64_t e = leaf ? split_leaf(a, s.pte, adf, L, j) : 0;
+		uint64_t e = leaf ? split_leaf(a, s.pte, adf, L, j) : fill;
+		if (leaf && s.meta && !arr)
+			meta_in_array(a, e, s.meta, &e);   /* the piece holds it as the leaf did */
 		cp[j] = e;
-		if (cm)
+		if (arr)
 			cm[j] = s.meta;
 		live += (e || s.meta) ? 1 : 0;
 	}
@@ -250,6 +258,8 @@ struct rop {
 	bool release;      /* hand unmapped frames to frame_release */
 	bool dry;
 	uint64_t meta_new; /* status word to leave in the range */
+	bool new_arr;      /* meta_new goes to metadata arrays (meta_in_array) */
+	uint64_t new_raw;  /* else what a non-present entry holding it is */
 	unsigned need;     /* dry: frames needed */
 	int err;
 };
@@ -267,12 +277,15 @@ static void range_leaf(struct mm_cursor *c, struct rop *op, struct mm_page *pg, 
 	uint64_t *pt = pg_ptes(c->as, pg);
 	uint64_t *m = pg_meta(c->as, pg);
 	bool meta_ready = m != 0;
-	uint64_t want = op->meta_new;
+	/* A non-present entry's status is its array word, or (that being 0)
+	 * its own bits; encodings are unique, so comparing the two words
+	 * compares statuses without decoding. */
+	uint64_t want = op->new_arr ? op->meta_new : 0, want_raw = op->new_arr ? 0 : op->new_raw;
 	for (unsigned i = i0; i <= i1; i++) {
 		uint64_t pte = ent_load(&pt[i]);
 		uint64_t om = m ? m[i] : 0;
 		if (!present(pte)) {
-			if (om == want)
+			if (om == want && pte == want_raw)
 				continue;                       /* already what we want */
 		} else if (!op->unmap) {
 			op->err = MM_EMAPPED;
@@ -284,6 +297,7 @@ static void range_leaf(struct mm_cursor *c, struct rop *op, struct mm_page *pg, 
 			if (op->release)
 				mm_cursor_release_frame(c, a->addr(pte, 1), 1);
 			om = m ? m[i] : 0;
+			pte = 0;
 		}
 		if (want && !meta_ready) {
 			if (op->dry) {
@@ -296,12 +310,12 @@ static void range_leaf(struct mm_cursor *c, struct rop *op, struct mm_page *pg, 
 		}
 		if (op->dry)
 			continue;
-		/* slot_write(c, pg, i, 0, want) for a non-present entry */
+		/* slot_write(c, pg, i, 0, op->meta_new) for a non-present entry */
 		if (want != om)
 			m[i] = want;
-		if (ent_load(&pt[i]))
-			ent_store(&pt[i], 0);
-		pg->nr_live = (uint16_t)(pg->nr_live + (want != 0) - (om != 0));
+		if (pte != want_raw)
+			ent_store(&pt[i], want_raw);
+		pg->nr_live = (uint16_t)(pg->nr_live + (op->meta_new != 0) - ((om | pte) != 0));
 	}
 }
 
@@ -352,7 +366,7 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 				if (!op->dry)
 					remove_subtree(c, n->pg, i, ch, eb, el, op->release);
 			}
-			if (op->meta_new && !meta_ready) {
+			if (op->new_arr && !meta_ready) {
 				if (op->dry)
 					op->need++;
 				else
@@ -379,7 +393,8 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 			op->err = MM_EMAPPED;
 			return;
 		}
-		bool cmeta = (s.meta | op->meta_new) != 0;
+		uint64_t raw;
+		bool cmeta = meta_in_array(a, present ? s.pte : 0, s.meta, &raw) || op->new_arr;
 		if (op->dry) {
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
@@ -413,6 +428,7 @@ static int range_op(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap,
 {
 	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
 	struct rop op = { .unmap = unmap, .release = release, .dry = true, .meta_new = meta_new };
+	op.new_arr = meta_in_array(c->as->arch, 0, meta_new, &op.new_raw);
 	range_apply(c, &op, &root, va, va + len - 1);
 	if (op.err)
 		return op.err;
@@ -434,6 +450,7 @@ static int range_need(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap
 {
 	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
 	struct rop op = { .unmap = unmap, .release = unmap, .dry = true, .meta_new = meta_new };
+	op.new_arr = meta_in_array(c->as->arch, 0, meta_new, &op.new_raw);
 	range_apply(c, &op, &root, va, va + len - 1);
 	*need = op.need;
 	return op.err;
@@ -568,12 +585,12 @@ int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	for (;;) {
 		unsigned i = pt_index(a, va, L);
 		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
-		uint64_t m = slot_meta(c->as, pg, i);
 		if (is_table(a, e, L)) {
 			pg = child_of(c->as, e, L);
 			L--;
 			continue;
 		}
+		uint64_t m = ent_status(c->as, pg, i, e);
 		*out = (struct mm_info){ .level = (uint8_t)L };
 		if (a->present(e)) {
 			bool cow = meta_kind(m) == MM_COW;
@@ -625,28 +642,28 @@ static int map_need(struct mm_cursor *c, uint64_t va, unsigned level, bool new_m
 	const struct pt_arch *a = c->as->arch;
 	struct mm_page *pg = c->cover;
 	bool virt = false, has_meta;
-	uint64_t vmeta = 0;
+	bool varr = false;     /* the virtual pages get metadata arrays */
 	unsigned L;
 	*need = 0;
 	for (L = c->cover_level; L > level; L--) {
 		if (virt) {
-			*need += 1 + (vmeta ? 1 : 0);
+			*need += 1 + (varr ? 1 : 0);
 			continue;
 		}
-		struct slot s = { ent_load(&pg_ptes(c->as, pg)[pt_index(a, va, L)]),
-				  slot_meta(c->as, pg, pt_index(a, va, L)) };
-		if (is_table(a, s.pte, L)) {
-			pg = child_of(c->as, s.pte, L);
+		unsigned i = pt_index(a, va, L);
+		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]), raw;
+		if (is_table(a, e, L)) {
+			pg = child_of(c->as, e, L);
 			continue;
 		}
-		if (a->present(s.pte))
+		if (a->present(e))
 			return MM_EEXIST;
 		virt = true;
-		vmeta = s.meta;
-		*need += 1 + (vmeta ? 1 : 0);
+		varr = meta_in_array(a, 0, ent_status(c->as, pg, i, e), &raw);
+		*need += 1 + (varr ? 1 : 0);
 	}
 	if (virt) {
-		has_meta = vmeta != 0;
+		has_meta = varr;
 	} else {
 		uint64_t e = ent_load(&pg_ptes(c->as, pg)[pt_index(a, va, level)]);
 		if (a->present(e) && !is_table(a, e, level))
@@ -673,11 +690,14 @@ static struct mm_page *map_descend(struct mm_cursor *c, uint64_t va, unsigned le
 	for (unsigned L = c->cover_level; L > level; L--) {
 		unsigned i = pt_index(a, va, L);
 		uint64_t eb = entry_base(a, base, L, i);
-		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), slot_meta(c->as, pg, i) };
+		struct slot s = { ent_load(&pg_ptes(c->as, pg)[i]), 0 };
 		if (is_table(a, s.pte, L)) {
 			pg = child_of(c->as, s.pte, L);
 		} else {
-			pg = mm_split(c, pg, i, eb, s.pte, s.meta, L, s.meta != 0);
+			uint64_t raw;
+			s.meta = ent_status(c->as, pg, i, s.pte);
+			pg = mm_split(c, pg, i, eb, s.pte, s.meta, L,
+				      meta_in_array(a, a->present(s.pte) ? s.pte : 0, s.meta, &raw));
 			if (flag)
 				__atomic_fetch_or(&pg->flags, flag, __ATOMIC_RELEASE);
 		}
@@ -692,7 +712,15 @@ int mm_map_need(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level, u
 {
 	*need = 0;
 	int err = map_check(c, va, pa, level, prot, flags);
-	return err ? err : map_need(c, va, level, meta_leaf(flags & MM_MAP_COW, prot, flags) != 0, need);
+	if (err)
+		return err;
+	bool cow = flags & MM_MAP_COW;
+	uint64_t meta = meta_leaf(cow, prot, flags), raw;
+	/* the leaf is built only to ask whether its bits hold meta */
+	bool arr = meta && meta_in_array(c->as->arch,
+					 c->as->arch->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot,
+								level, 0), meta, &raw);
+	return map_need(c, va, level, arr, need);
 }
 
 int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
@@ -703,9 +731,13 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	if (err)
 		return err;
 	bool cow = flags & MM_MAP_COW;
-	uint64_t new_meta = meta_leaf(cow, prot, flags);
+	uint64_t new_meta = meta_leaf(cow, prot, flags), raw;
+	unsigned ad = (flags & MM_MAP_DIRTY) ? PT_AD_A | PT_AD_D :
+		      (flags & MM_MAP_ACCESSED) ? PT_AD_A : 0;
+	uint64_t leaf = a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level, ad);
+	bool arr = meta_in_array(a, leaf, new_meta, &raw);
 	unsigned need;
-	err = map_need(c, va, level, new_meta != 0, &need);
+	err = map_need(c, va, level, arr, &need);
 	if (err)
 		return err;
 	err = mm_resv_fill(c, need);
@@ -723,13 +755,11 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 		uint64_t eb = entry_base(a, base, level, i);
 		remove_subtree(c, pg, i, child_of(c->as, e, level), eb, eb + sz - 1, true);
 	}
-	if (new_meta)
+	if (arr)
 		ensure_meta(c, pg);
-	unsigned ad = (flags & MM_MAP_DIRTY) ? PT_AD_A | PT_AD_D :
-		      (flags & MM_MAP_ACCESSED) ? PT_AD_A : 0;
 	if (a->needs_bbm)   /* a table left just now, or an unflushed unmap */
 		bbm_break(c, pg, i, entry_base(a, base, level, i), level);
-	slot_write(c, pg, i, a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level, ad), new_meta);
+	slot_write(c, pg, i, leaf, new_meta);
 	if (c->nr_resv)
 		c->as->plat->panic("mm: reservation overcounted");
 	return MM_OK;
@@ -844,7 +874,8 @@ void mm_prune(struct mm_cursor *c)
  * no mapping and the same status word in every entry (0: nothing), as a
  * split left it, put that status back into entry i and remove ch; false
  * (nothing changed) otherwise, or when entry i may not change (a sealed
- * root entry) or cannot hold the status (pg has no metadata array).
+ * root entry) or cannot hold the status (it needs a metadata array and pg
+ * has none).
  * Allocates nothing. */
 static bool unsplit(struct mm_cursor *c, struct mm_page *pg, unsigned L, unsigned i,
 		    struct mm_page *ch, uint64_t eb, uint64_t el)
@@ -857,7 +888,8 @@ static bool unsplit(struct mm_cursor *c, struct mm_page *pg, unsigned L, unsigne
 	for (unsigned j = 0; j < pt_entries(a); j++)
 		if (a->present(ent_load(&cp[j])) || slot_meta(c->as, ch, j) != m)
 			return false;
-	if (m && !pg->meta_pa)
+	uint64_t raw;
+	if (meta_in_array(a, 0, m, &raw) && !pg->meta_pa)
 		return false;
 	remove_subtree(c, pg, i, ch, eb, el, false);
 	if (m)
@@ -1007,7 +1039,7 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 			out->meta = cow ? meta_leaf(true, np, lim) : s.meta;
 			out->pte = remake_leaf(a, s.pte, L, cow ? np & ~MM_PROT_W : np, leaf_ad(a, s.pte));
 		}
-		return out->pte != s.pte || out->meta != s.meta;
+		return out->pte != (s.pte & ~a->leaf_status_bits) || out->meta != s.meta;
 	}
 	unsigned k = meta_kind(s.meta);
 	if (op->mode != P_PROTECT || (k != MM_RESERVED && k != MM_PAGER))
@@ -1020,21 +1052,25 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 
 /* Rewrite entry i of pg (not a table) from old to nw; a present leaf is
  * swapped with a compare-and-swap so A/D bits the hardware sets meanwhile
- * survive, and its range is flushed at commit. */
+ * survive, and its range is flushed at commit. A non-present entry's
+ * status is written where it is kept (slot_write). */
 static void pop_write(struct mm_cursor *c, const struct pop *op, struct mm_page *pg, unsigned i,
 		      struct slot old, struct slot nw, uint64_t eb, uint64_t el)
 {
-	uint64_t *m = pg_meta(c->as, pg);
-	if (nw.meta != old.meta) {
+	if (!c->as->arch->present(old.pte)) {
+		slot_write(c, pg, i, 0, nw.meta);
+		return;
+	}
+	uint64_t *m = pg_meta(c->as, pg), raw;
+	uint64_t am = meta_in_array(c->as->arch, nw.pte, nw.meta, &raw) ? nw.meta : 0;
+	if (m ? m[i] != am : am != 0) {
 		if (!m)
 			c->as->plat->panic("mm: status without metadata array");
-		m[i] = nw.meta;
+		m[i] = am;
 	}
-	if (!c->as->arch->present(old.pte))
-		return;
 	uint64_t *p = &pg_ptes(c->as, pg)[i];
 	uint64_t cur = old.pte;
-	while (!__atomic_compare_exchange_n(p, &cur, (nw.pte & ~op->ad) | (cur & op->ad), false,
+	while (!__atomic_compare_exchange_n(p, &cur, (raw & ~op->ad) | (cur & op->ad), false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
 	mm_cursor_flush_range(c, eb, el);
@@ -1052,6 +1088,7 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 		uint64_t eb = entry_base(a, n->base, L, i), el = eb + sz - 1;
 		uint64_t slo = lo > eb ? lo : eb, shi = hi < el ? hi : el;
 		struct slot s = node_slot(c, n, i), nw;
+		uint64_t raw;
 		if (is_table(a, s.pte, L)) {
 			struct node cn = { .pg = child_of(c->as, s.pte, L), .level = L - 1, .base = eb };
 			pop_apply(c, op, &cn, slo, shi);
@@ -1067,7 +1104,7 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 		op->changes++;
 		if (slo == eb && shi == el) {
 			op->dirty_seen |= op->mode == P_CLEAN && !op->dry;
-			if (nw.meta && !meta_ready) {
+			if (meta_in_array(a, nw.pte, nw.meta, &raw) && !meta_ready) {
 				if (op->arrays)
 					pop_attach(c, op, n->pg);
 				else if (op->dry)
@@ -1086,7 +1123,8 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 			op->err = MM_EINVAL;
 			return;
 		}
-		bool cmeta = (s.meta | nw.meta) != 0;
+		bool cmeta = meta_in_array(a, s.pte, s.meta, &raw) ||
+			     meta_in_array(a, nw.pte, nw.meta, &raw);
 		if (op->dry) {
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
@@ -1304,6 +1342,7 @@ int mm_touch(struct mm_cursor *c, uint64_t va, bool write)
 		if ((ad & want) == want)
 			return MM_OK;
 		uint64_t nw = remake_leaf(a, cur, w.L, a->prot(cur), ad | want);
+		nw |= cur & a->leaf_status_bits;   /* the leaf's status stays */
 		if (__atomic_compare_exchange_n(p, &cur, nw, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
 			break;
@@ -1339,7 +1378,7 @@ int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	/* The last word of the entry, with every A/D bit set until now. */
 	uint64_t last = ent_xchg(&pg_ptes(c->as, pg)[i], 0);
 	uint64_t *m = pg_meta(c->as, pg);
-	unsigned lim = m ? meta_limits(m[i]) : 0;
+	unsigned lim = meta_limits(ent_status(c->as, pg, i, last));
 	if (m)
 		m[i] = 0;                       /* the limits go with the mapping */
 	pg->nr_live--;
@@ -1370,7 +1409,6 @@ static int next_used(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64
 		uint64_t eb = entry_base(a, base, L, i), el = eb + sz - 1;
 		uint64_t slo = lo > eb ? lo : eb, shi = hi < el ? hi : el;
 		uint64_t e = ent_load(&pg_ptes(c->as, pg)[i]);
-		uint64_t m = slot_meta(c->as, pg, i);
 		if (is_table(a, e, L)) {
 			left--;
 			struct mm_page *ch = child_of(c->as, e, L);
@@ -1382,7 +1420,7 @@ static int next_used(struct mm_cursor *c, struct mm_page *pg, unsigned L, uint64
 				return 1;
 			continue;
 		}
-		if (a->present(e) || m) {
+		if (a->present(e) || ent_status(c->as, pg, i, e)) {
 			*next = slo;
 			return 1;
 		}

@@ -53,8 +53,9 @@ static void leaves(struct mm_cursor *c, struct walk *w, struct mm_page *pg, unsi
 		uint64_t e = ent_load(&pt[i]);
 		uint64_t m = meta ? meta[i] : 0;
 		if (!a->present(e)) {
-			left -= m != 0;
-			w->skipped += L > 1 && !m;
+			bool st = m || e;   /* a status, in the array or in the entry */
+			left -= st;
+			w->skipped += L > 1 && !st;
 			continue;
 		}
 		left--;
@@ -69,7 +70,8 @@ static void leaves(struct mm_cursor *c, struct walk *w, struct mm_page *pg, unsi
 			continue;
 		}
 		struct mm_leaf lf = { .lo = slo, .last = shi, .level = L,
-				      .kind = meta_kind(m) == MM_COW ? MM_COW : MM_MAPPED,
+				      .kind = meta_kind(m ? m : ent_status(c->as, pg, i, e)) == MM_COW ?
+					      MM_COW : MM_MAPPED,
 				      .accessed = a->accessed(e), .dirty = a->dirty(e) };
 		leaf_met(w, &lf);
 	}

@@ -120,8 +120,9 @@ retry:
 		}
 		if (present)
 			break;                  /* huge leaf: pg covers the range */
-		uint64_t m = slot_meta(as, pg, i);
-		if (mm_resv_fill(c, m ? 2 : 1)) {
+		uint64_t m = ent_status(as, pg, i, e), raw;
+		bool arr = meta_in_array(a, e, m, &raw);
+		if (mm_resv_fill(c, arr ? 2 : 1)) {
 			mm_spin_unlock(p, &pg->lock);
 			if (nmade)
 				adv_unmake(c, top, top_L, top_base, made, nmade);
@@ -130,7 +131,7 @@ retry:
 			return MM_ENOMEM;
 		}
 		struct mm_page *ch = mm_split(c, pg, i, entry_base(a, base, L, i), e, m, L,
-					      m != 0);  /* born locked */
+					      arr);  /* born locked */
 		if (!nmade) {
 			top = pg;
 			top_L = L;

@@ -41,16 +41,24 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 		i0 = pt_index(a, as->lo, L);
 		i1 = pt_index(a, as->last, L);
 	}
+	uint64_t *arr = pg_meta(as, pg);
 	for (unsigned i = 0; i < pt_entries(a); i++) {
 		uint64_t e = ent_load(&pt[i]);
-		uint64_t m = slot_meta(as, pg, i);
+		uint64_t m = ent_status(as, pg, i, e), raw;
 		if (a->present(e) || m)
 			live++;
 		if (i < i0 || i > i1)
 			continue;
 		if (!a->present(e)) {
-			if (e)
+			/* Each status in one place: in the entry, exactly as the
+			 * table encodes it, or in the array where it cannot be. */
+			bool in_arr = arr && arr[i];
+			if (in_arr && e)
+				return bad(w, "status both in the entry and in the metadata array");
+			if (!in_arr && e && (!m || !a->status_encode(m, &raw) || raw != e))
 				return bad(w, "non-present entry with stray bits");
+			if (in_arr && !meta_in_array(a, 0, m, &raw))
+				return bad(w, "metadata array holds a status its entry could");
 			unsigned k = meta_kind(m);
 			if (m && k != MM_RESERVED && k != MM_SWAPPED && k != MM_PAGER)
 				return bad(w, "non-present entry with a mapped/COW status");
@@ -69,6 +77,14 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 			return bad(w, "leaf address not aligned to its page size");
 		if (!(a->prot(e) & MM_PROT_R))
 			return bad(w, "leaf without read permission");
+		/* As for non-present entries: the leaf's own bits hold its
+		 * status exactly as the table encodes it, or the array holds
+		 * what they cannot, and then the bits are clear. */
+		bool need = meta_in_array(a, e, m, &raw);
+		if (arr && arr[i] && (!need || (e & a->leaf_status_bits)))
+			return bad(w, "leaf status in the metadata array that the leaf could hold");
+		if (!(arr && arr[i]) && (need || raw != e))
+			return bad(w, "leaf with stray status bits");
 		if (m && meta_kind(m) == MM_COW) {
 			if (a->prot(e) & MM_PROT_W)
 				return bad(w, "COW leaf is writable");

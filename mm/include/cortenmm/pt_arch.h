@@ -66,7 +66,87 @@ struct pt_arch {
 	unsigned (*prot)(uint64_t pte);                   /* leaf perms as MM_PROT_*, type included */
 	bool (*accessed)(uint64_t pte);
 	bool (*dirty)(uint64_t pte);
+
+	/* Software statuses in non-present entries, so a page table needs no
+	 * side array for them. word is a non-zero status word (status.h,
+	 * mm_status_word). status_encode: true and *pte = the entry holding
+	 * word, which the hardware must see as not present (present(*pte)
+	 * false) and which no two words share; false (*pte untouched) when
+	 * this table's entries cannot hold it: the core then keeps it in the
+	 * page's metadata array. status_decode: the word a non-present entry
+	 * made by status_encode holds. */
+	bool (*status_encode)(uint64_t word, uint64_t *pte);
+	uint64_t (*status_decode)(uint64_t pte);
+
+	/* Software statuses of present leaves, in the few bits a leaf leaves
+	 * to software (leaf_status_bits; 0 and both hooks NULL: none, every
+	 * leaf status goes to the metadata array). leaf_status_encode: *pte
+	 * is a leaf; word a status word of kind MM_COW or MM_MAPPED (limits),
+	 * or 0. true: *pte with its leaf_status_bits replaced by word's
+	 * encoding (0: cleared); false (*pte untouched) when the bits cannot
+	 * say word for this leaf. leaf_status_decode: the word a leaf holds,
+	 * 0 for none. Only the status bits may differ between leaves that
+	 * hold different words; every other decoder ignores them. */
+	uint64_t leaf_status_bits;
+	bool (*leaf_status_encode)(uint64_t word, uint64_t *pte);
+	uint64_t (*leaf_status_decode)(uint64_t pte);
 };
+
+/* The status encoding of a format whose valid bit is bit 0 and whose
+ * walker ignores every other bit of an invalid entry (RISC-V, x86-64 and
+ * AArch64 alike): the word in bits 1..58, the valid bit clear. A table
+ * whose format says so names these as its status_encode / status_decode. */
+static inline bool pt_status_encode_bit0(uint64_t word, uint64_t *pte)
+{
+	if (!word || word >> MM_STATUS_WORD_BITS)
+		return false;
+	*pte = word << 1;
+	return true;
+}
+static inline uint64_t pt_status_decode_bit0(uint64_t pte)
+{
+	return pte >> 1;
+}
+
+/* The leaf-status code of a format with two software bits per leaf: 0
+ * none, 1 COW whose logical permissions are the leaf's plus W, 2 COW with
+ * the leaf's own, 3 a plain mapping limited to MM_MAP_NOWRITE. The common
+ * statuses fit; NOSHARE does not. pt_leaf_code2: the code of word for a
+ * leaf with permissions prot, -1 if it has none. */
+static inline int pt_leaf_code2(uint64_t word, unsigned prot)
+{
+	struct mm_status st = mm_status_of_word(word);
+	if (!word)
+		return 0;
+	if (st.arg)
+		return -1;
+	if (st.kind == MM_COW && !st.dev && (st.prot & ~MM_PROT_W) == prot)
+		return st.prot & MM_PROT_W ? 1 : 2;
+	if (st.kind == MM_MAPPED && !st.prot && st.dev == MM_MAP_NOWRITE)
+		return 3;
+	return -1;
+}
+/* *pte (a leaf with permissions prot) with its two status bits at shift
+ * set to word's code; false if word has none. */
+static inline bool pt_leaf_encode2(uint64_t word, uint64_t *pte, unsigned shift, unsigned prot)
+{
+	int code = pt_leaf_code2(word, prot);
+	if (code < 0)
+		return false;
+	*pte = (*pte & ~(3ull << shift)) | ((uint64_t)code << shift);
+	return true;
+}
+/* The word of code (pt_leaf_code2) on a leaf with permissions prot. */
+static inline uint64_t pt_leaf_word2(unsigned code, unsigned prot)
+{
+	struct mm_status st = { 0 };
+	if (code == 1 || code == 2)
+		st = (struct mm_status){ .kind = MM_COW,
+					 .prot = (uint8_t)(prot | (code == 1 ? MM_PROT_W : 0)) };
+	else if (code == 3)
+		st = (struct mm_status){ .kind = MM_MAPPED, .dev = MM_MAP_NOWRITE };
+	return code ? mm_status_word(&st) : 0;
+}
 
 /* Span of one entry at level L (bytes): 4 KiB << (bits_per_level*(L-1)). */
 static inline unsigned pt_shift(const struct pt_arch *a, unsigned level)

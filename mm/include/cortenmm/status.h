@@ -59,6 +59,25 @@ struct mm_status {
 };
 #define MM_STATUS_ARG_MAX ((1ull << 40) - 1)
 
+/* A status word: a status packed in 64 bits the way the core stores it,
+ * in an entry (through the table's status_encode, pt_arch.h) or in a
+ * metadata array. 0 means no status. kind in bits 0-2, prot 3-9 (memory
+ * type included), dev 10-17, arg 18-57; bits 58-63 are always 0. Leaves
+ * use it too: COW (prot = the logical permissions, dev = its
+ * MM_MAP_NOSHARE limit) and MAPPED with limits (dev = its MM_MAP_LIMITS,
+ * prot and arg 0). */
+#define MM_STATUS_WORD_BITS 58
+static inline uint64_t mm_status_word(const struct mm_status *st)
+{
+	return (uint64_t)(st->kind & 7) | ((uint64_t)(st->prot & MM_PROT_MASK) << 3) |
+	       ((uint64_t)st->dev << 10) | ((st->arg & MM_STATUS_ARG_MAX) << 18);
+}
+static inline struct mm_status mm_status_of_word(uint64_t w)
+{
+	return (struct mm_status){ .kind = (uint8_t)(w & 7), .prot = (uint8_t)((w >> 3) & MM_PROT_MASK),
+				   .dev = (uint8_t)(w >> 10), .arg = (w >> 18) & MM_STATUS_ARG_MAX };
+}
+
 /* What query() returns for one virtual address. */
 struct mm_info {
 	uint8_t kind;       /* enum mm_kind */
