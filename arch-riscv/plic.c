@@ -46,6 +46,7 @@ static uint32_t nlines;              /* ndev + 1 */
 static struct plic_ctx sctx[HARTS_MAX];   /* supervisor contexts, by hart */
 static uint32_t nsctx;
 /* Enable words are shared by 32 lines: read-modify-write under this. */
+static int plic_node = -1;        /* its device-tree node, once initialised */
 static spinlock_t plic_lock = SPINLOCK_INIT_CLASS(&lock_class_irqchip);
 
 static volatile uint32_t *reg(uint64_t off)
@@ -146,6 +147,7 @@ int irqchip_init(const void *dtb)
 	if (kmap_mmio(lo, wlen, &va))
 		return -E_NOMEM;
 	plic = (volatile uint8_t *)va + (d.base - lo);
+	plic_node = d.node;
 	nlines = ndev + 1;
 	for (uint32_t l = 1; l < nlines; l++)
 		*reg(PLIC_PRIORITY + 4 * l) = 0;
@@ -153,6 +155,11 @@ int irqchip_init(const void *dtb)
 		for (uint32_t w = 0; w < (nlines + 31) / 32; w++)
 			*reg(PLIC_ENABLE + PLIC_ENABLE_STEP * sctx[i].ctx + 4 * w) = 0;
 	return 0;
+}
+
+int irqchip_node(void)
+{
+	return plic ? plic_node : -1;
 }
 
 int irqchip_hart_context(uint32_t hartid)

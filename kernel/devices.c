@@ -4,6 +4,7 @@
 #include "devices.h"
 #include "bootinfo.h"
 #include "devtree.h"
+#include "irqchip.h"
 #include "fdt.h"
 #include "kstring.h"
 #include "memlayout.h"
@@ -39,6 +40,7 @@ struct scan {
 	struct kdevice *out;       /* the table: n of max filled */
 	unsigned n, max;
 	bool map;                  /* map DEVF_RESET windows for the kernel */
+	uint32_t ip[FDT_MAX_DEPTH + 1];  /* interrupt-parent in effect at each depth */
 };
 
 /* The node /chosen's stdout-path names (a path or an alias, options after
@@ -77,7 +79,7 @@ static bool named(const void *blob, int node, const char *name)
 }
 
 /* Record the device at d (a node with a reg and a compatible string). */
-static void add_device(struct scan *s, const struct dt_dev *d, const char *compat)
+static void add_device(struct scan *s, const struct dt_dev *d, int depth, const char *compat)
 {
 	if (!fdt_range_ok(d->base, d->size) || !d->size) {
 		printk("devices: %s at %lx: window not usable, left out\n", compat,
@@ -109,6 +111,7 @@ static void add_device(struct scan *s, const struct dt_dev *d, const char *compa
 	const void *irq = fdt_getprop(s->blob, d->node, "interrupts", &len);
 	k->info.irq = irq && len >= 4 ? fdt_be32(irq) : 0;
 	k->node = d->node;
+	k->irq_parent = s->ip[depth];
 	if (dt_is_compatible(s->blob, d->node, "virtio,mmio")) {
 		void *va;
 		if (!s->map) {
@@ -129,6 +132,12 @@ static int scan_node(void *ctx, const struct dt_dev *d, int depth, bool has_reg)
 {
 	struct scan *s = ctx;
 	const void *blob = s->blob;
+	if (depth < 1 || depth > FDT_MAX_DEPTH)
+		return 1;
+	/* interrupt-parent is inherited from the nearest ancestor naming one. */
+	int plen;
+	const void *ipp = fdt_getprop(blob, d->node, "interrupt-parent", &plen);
+	s->ip[depth] = ipp && plen == 4 ? fdt_be32(ipp) : s->ip[depth - 1];
 	if (depth == 1)
 		for (unsigned i = 0; i < sizeof not_devices / sizeof not_devices[0]; i++)
 			if (named(blob, d->node, not_devices[i]))
@@ -145,7 +154,7 @@ static int scan_node(void *ctx, const struct dt_dev *d, int depth, bool has_reg)
 	const char *compat = fdt_getprop(blob, d->node, "compatible", &len);
 	if (has_reg && compat && len > 1 && compat[0] &&
 	    strnlen(compat, (size_t)len) < (size_t)len)
-		add_device(s, d, compat);
+		add_device(s, d, depth, compat);
 	return 0;
 }
 
@@ -154,6 +163,9 @@ unsigned devices_scan(const void *blob, const struct boot_info *bi, struct kdevi
 {
 	struct scan s = { .blob = blob, .bi = bi, .console = console_node(blob), .out = out,
 			  .max = max, .map = map };
+	int plen, root = fdt_root(blob);
+	const void *ipp = root >= 0 ? fdt_getprop(blob, root, "interrupt-parent", &plen) : NULL;
+	s.ip[0] = ipp && plen == 4 ? fdt_be32(ipp) : 0;
 	if (dt_walk(blob, scan_node, &s))
 		printk("devices: the device tree walk stopped early; %u devices\n", s.n);
 	return s.n;
@@ -169,6 +181,24 @@ unsigned devices_init(const void *blob)
 			span_hi = devs[i].info.base + devs[i].info.size;
 	}
 	return ndevs;
+}
+
+void devices_irq_check(const void *blob)
+{
+	int chip = irqchip_node(), len;
+	const void *ph = chip >= 0 ? fdt_getprop(blob, chip, "phandle", &len) : NULL;
+	uint32_t chip_ph = ph && len == 4 ? fdt_be32(ph) : 0;
+	for (unsigned i = 0; i < ndevs; i++) {
+		struct kdevice *k = &devs[i];
+		if (!k->info.irq)
+			continue;
+		/* No interrupt-parent anywhere: the one controller there is. */
+		if (chip >= 0 && (!k->irq_parent || k->irq_parent == chip_ph))
+			continue;
+		printk("devices: %s at %lx: its interrupt controller is not driven, no interrupt\n",
+		       k->info.compatible, (unsigned long)k->info.base);
+		k->info.irq = 0;
+	}
 }
 
 unsigned devices_count(void)

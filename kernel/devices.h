@@ -16,6 +16,8 @@
 struct kdevice {
 	struct device_info info;   /* as SYS_DEVICE_INFO reports it */
 	int node;                  /* its device-tree node (fdt_lookup.h handle) */
+	uint32_t irq_parent;       /* phandle of its interrupt controller (own or inherited
+	                            * interrupt-parent), 0 when the tree names none */
 	/* DEVF_RESET devices: the kernel's mapping of the window's first
 	 * page (device_reset writes through it); NULL otherwise. */
 	volatile uint8_t *regs;
@@ -37,6 +39,12 @@ struct boot_info;
  * Changes nothing but out (and, with map, the kernel's MMIO window). */
 unsigned devices_scan(const void *blob, const struct boot_info *bi, struct kdevice *out,
 		      unsigned max, bool map);
+
+/* Once the interrupt controller is up (or known absent): a device whose
+ * interrupt goes to a controller the kernel does not drive reports no
+ * interrupt (irq 0), so no cap can bind its line number on the wrong
+ * controller. */
+void devices_irq_check(const void *blob);
 
 /* How many devices there are; device i for i below that, else NULL. */
 unsigned devices_count(void);

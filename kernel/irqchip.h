@@ -43,6 +43,11 @@ uint32_t irqchip_lines(void);
  * interrupt). */
 int irqchip_hart_context(uint32_t hartid);
 
+/* The device-tree node (fdt_lookup.h handle) of the controller driven, or
+ * -1 when there is none. A machine may have several (QEMU virt with NUMA
+ * sockets has one PLIC a socket); only lines of this one can be bound. */
+int irqchip_node(void);
+
 /* Route line to hart `hartid` (priority above the threshold, enabled in
  * the hart's context) / stop routing it there. Needs: a valid line and a
  * hart with a context. Any hart, any context (a short lock inside). */

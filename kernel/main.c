@@ -130,6 +130,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	/* The interrupt controller before the other harts start (each turns
 	 * its own context on); its complaint after the banner. */
 	int irqchip_err = irqchip_init(phys_to_virt(boot_info.dtb_pa));
+	devices_irq_check(phys_to_virt(boot_info.dtb_pa));
 	irqchip_init_hart(this_cpu()->hartid);
 	irq_enable();
 

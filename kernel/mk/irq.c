@@ -22,8 +22,11 @@
  * is completed and then disabled, so it cannot storm: completion first,
  * as the controller ignores completing a disabled line.
  *
- * Routing: every bound line goes to the boot hart (logical hart 0). It is
- * always online (a kernel booted with one hart has only it), a line's
+ * Routing: every bound line goes to the first online hart with a context
+ * on the controller: the boot hart (logical hart 0), except on a machine
+ * with one controller a socket whose boot hart is not on the driven
+ * one's socket. The boot hart is always online (a kernel booted with one
+ * hart has only it), a line's
  * claim and completion then go through one context, and no interrupt
  * wakes every hart to find that one of them won the claim. A driver's
  * threads may run anywhere: the message wakes them on their own hart.
@@ -85,6 +88,17 @@ int irq_init(void)
 	return 0;
 }
 
+/* The hart bound lines go to: the first online hart (the boot hart) that
+ * has a context on the controller; on a machine with one controller a
+ * socket, only that socket's harts have one. */
+static uint32_t route_hart(void)
+{
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (irqchip_hart_context(cpus[i].hartid) >= 0)
+			return cpus[i].hartid;
+	return cpus[0].hartid;
+}
+
 static struct irq_line *line_of(const struct notice *n)
 {
 	return (struct irq_line *)((char *)n - offsetof(struct irq_line, msg));
@@ -138,7 +152,7 @@ int irq_bind(uint32_t line, struct endpoint *e, uint64_t badge, struct task *bin
 		L->badge = badge;
 		L->binder = binder;
 		L->binder_gen = binder->gen;
-		L->hartid = cpus[0].hartid;
+		L->hartid = route_hart();
 		L->claimed = 0;
 		L->repost = 0;
 		nbound++;
