@@ -70,6 +70,17 @@ struct mm_vma {
 	uint32_t wseq;                 /* write-locked while equal to as->vma.wseq */
 };
 
+/* A node's bounds are read with no lock by lookups under RCU (a node is
+ * reused at once, as a node): every write of them is an atomic store. */
+static inline void vma_set_start(struct mm_vma *v, uint64_t x)
+{
+	__atomic_store_n(&v->start, x, __ATOMIC_RELAXED);
+}
+static inline void vma_set_last(struct mm_vma *v, uint64_t x)
+{
+	__atomic_store_n(&v->last, x, __ATOMIC_RELAXED);
+}
+
 /* The head of one slab frame of VMA nodes; the nodes follow it. */
 struct mm_vma_slab {
 	uint64_t pa;

@@ -43,8 +43,8 @@ int vma_set_plan(struct mm_as *as, uint64_t lo, uint64_t hi, uint64_t st, struct
 static void add_vma(struct mm_as *as, uint64_t lo, uint64_t hi, uint64_t st)
 {
 	struct mm_vma *v = vma_alloc(as);
-	v->start = lo;
-	v->last = hi;
+	vma_set_start(v, lo);
+	vma_set_last(v, hi);
 	v->status = st;
 	vma_insert(as, v);
 }
@@ -60,18 +60,18 @@ void vma_set_apply(struct mm_as *as, const struct vma_set_plan *p)
 	if (p->split) {
 		struct mm_vma *l = p->left;
 		uint64_t last = l->last;
-		l->last = p->lo - 1;
+		vma_set_last(l, p->lo - 1);
 		add_vma(as, p->hi + 1, last, l->status);
 		if (p->st)
 			add_vma(as, p->lo, p->hi, p->st);
 		return;
 	}
 	if (p->left && p->left->last >= p->lo)
-		p->left->last = p->lo - 1;
+		vma_set_last(p->left, p->lo - 1);
 	struct mm_vma *v = vma_first(as->vma.root, p->lo);
 	while (v && v->start <= p->hi) {
 		if (v->last > p->hi) {         /* p->right: keeps what is past hi */
-			v->start = p->hi + 1;
+			vma_set_start(v, p->hi + 1);
 			break;
 		}
 		struct mm_vma *next = vma_after(as->vma.root, v);
@@ -81,12 +81,12 @@ void vma_set_apply(struct mm_as *as, const struct vma_set_plan *p)
 	if (!p->st)
 		return;
 	if (p->merge_left && p->merge_right) {
-		p->left->last = p->right->last;
+		vma_set_last(p->left, p->right->last);
 		drop_vma(as, p->right);
 	} else if (p->merge_left) {
-		p->left->last = p->hi;
+		vma_set_last(p->left, p->hi);
 	} else if (p->merge_right) {
-		p->right->start = p->lo;        /* nothing lies between: order kept */
+		vma_set_start(p->right, p->lo);        /* nothing lies between: order kept */
 	} else {
 		add_vma(as, p->lo, p->hi, p->st);
 	}
@@ -124,7 +124,7 @@ static void merge_around(struct mm_as *as, uint64_t lo, uint64_t hi)
 		if (!n || n->start - 1 > hi)
 			return;
 		if (v->last + 1 == n->start && n->start >= lo && v->status == n->status) {
-			v->last = n->last;
+			vma_set_last(v, n->last);
 			drop_vma(as, n);
 		} else {
 			v = n;
@@ -140,12 +140,12 @@ void vma_protect_apply(struct mm_as *as, uint64_t lo, uint64_t hi, unsigned prot
 		if (st != v->status) {
 			if (v->start < lo) {   /* the piece before lo keeps its status */
 				uint64_t start = v->start;
-				v->start = lo;
+				vma_set_start(v, lo);
 				add_vma(as, start, lo - 1, v->status);
 			}
 			if (v->last > hi) {    /* and the piece after hi */
 				uint64_t last = v->last;
-				v->last = hi;
+				vma_set_last(v, hi);
 				add_vma(as, hi + 1, last, v->status);
 			}
 			v->status = st;

@@ -67,8 +67,15 @@ struct mm_vma *vma_alloc(struct mm_as *as)
 	if (sl->used++ == 0)
 		s->nr_empty--;
 	/* write-locked by its maker until the write lock goes */
-	uint32_t readers = __atomic_load_n(&v->readers, __ATOMIC_RELAXED);
-	*v = (struct mm_vma){ .readers = readers, .wseq = s->wseq };
+	/* Lookups under RCU may still read this node's bounds and links:
+	 * those are stored atomically; readers stays (kept across reuse). */
+	vma_set_start(v, 0);
+	vma_set_last(v, 0);
+	__atomic_store_n(&v->child[0], NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->child[1], NULL, __ATOMIC_RELAXED);
+	v->status = 0;
+	v->height = 0;
+	__atomic_store_n(&v->wseq, s->wseq, __ATOMIC_SEQ_CST);
 	return v;
 }
 
