@@ -5,13 +5,6 @@
 
 #define PG 4096UL
 
-static long self_map_frame(long frame, uint64_t va)
-{
-	struct region_op op = { .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = va, .arg = frame };
-	long r = region_txn(SLOT_SELF_AS, va, va + PG, &op, 1);
-	return r < 0 ? r : op.result;
-}
-
 long swapdisk_init(struct swapdisk *d, struct blk *b, unsigned long pages, uint64_t first,
 		   unsigned long nslots)
 {
@@ -35,26 +28,13 @@ long swapdisk_init(struct swapdisk *d, struct blk *b, unsigned long pages, uint6
 	d->map = (uint64_t *)meta;
 	d->slot = (uint32_t *)(meta + words * 8);
 	memset(d->slot, 0xff, pages * 4);
-	r = -E_NOMEM;
-	if ((d->frame = slot_alloc()) < 0 || (r = frame_alloc(d->frame)))
-		goto fail;
-	if (!(va = uva_alloc(self_hart(), PG))) {
-		r = -E_NOMEM;
-		goto fail;
-	}
-	if ((r = self_map_frame(d->frame, va))) {
-		uva_free(va, PG);
-		goto fail;
+	if ((r = blk_buffers_new(b, 1, &va, &d->frame, &d->bufidx))) {
+		d->frame = -1;
+		swapdisk_fini(d);
+		return r;
 	}
 	d->buf = (uint8_t *)va;
-	r = blk_attach(b, d->frame);
-	if (r >= 0) {
-		d->bufidx = (unsigned)r;
-		return 0;
-	}
-fail:
-	swapdisk_fini(d);
-	return r;
+	return 0;
 }
 
 /* A free slot (next fit from the hint), marked used, or -1 when full. */
@@ -132,14 +112,8 @@ void swapdisk_reset(struct swapdisk *d)
 
 void swapdisk_fini(struct swapdisk *d)
 {
-	if (d->buf) {
-		blk_detach(d->blk, d->bufidx);
-		mem_unmap((uint64_t)d->buf, PG);
-	}
-	if (d->frame >= 0) {
-		cap_delete(d->frame);
-		slot_release(d->frame);
-	}
+	if (d->buf)
+		blk_buffers_free(d->blk, 1, (uint64_t)d->buf, &d->frame, d->bufidx);
 	if (d->map)
 		mem_unmap((uint64_t)d->map, d->maplen);
 	d->buf = NULL;

@@ -13,7 +13,7 @@
 
 struct swapdisk {
 	struct blk *blk;
-	long frame;                 /* the buffer frame's cap (ours; the driver holds a copy) */
+	long frame;                 /* the buffer frame's cap (blk_buffers_new) */
 	uint8_t *buf;               /* its mapping */
 	unsigned bufidx;            /* its index at the driver */
 	uint64_t first;             /* first sector of slot 0 */
