@@ -21,8 +21,11 @@ static inline void arch_cpu_set(void *c)
 
 static inline void *arch_cpu_get(void)
 {
-	void *c;
-	__asm__ volatile("mv %0, tp" : "=r"(c));
+	/* tp itself, named as the output of an empty asm: loads go straight
+	 * through tp (no copy to another register), and the volatile asm is
+	 * read again after every call (a thread may resume on another hart). */
+	register void *c __asm__("tp");
+	__asm__ volatile("" : "=r"(c));
 	return c;
 }
 

@@ -24,38 +24,149 @@
 #define THREAD_KILLED 124  /* offsetof(struct thread, killed): checked in ipc_fast.c */
 #define ONCPU_REQUEUE 2    /* kernel/mk/mk.h */
 #define CAUSE_ECALL_U 8
+#define SYS_CALL 18        /* abi/patina/syscall.h: checked in ipc_fast.c */
+#define SYS_REPLY_RECV 22
+
+/* The fast path's words (s2..s5) into the partner's frame at \uf, with
+ * its a0 and a6 zero, and a5 too after a reply (\reply = 1): for the ways
+ * out through C, which return to user from the frame. */
+.macro PUT_WORDS uf, reply
+	sd	s2, 88(\uf)
+	sd	s3, 96(\uf)
+	sd	s4, 104(\uf)
+	sd	s5, 112(\uf)
+	sd	zero, 80(\uf)
+	sd	zero, 128(\uf)
+	.if \reply
+	sd	zero, 120(\uf)
+	.endif
+.endm
+
+/* The handoff from the fast path: a0 = caller (blocked now), a1 =
+ * partner, the words in s2..s5. What sched_handoff_done does: let the
+ * caller go from this hart (on_cpu, queueing it if it was made runnable
+ * meanwhile), end a killed partner, return the partner to user, its a0 =
+ * 0, a1..a4 = the words, a6 = 0 and a5 = the badge: from its frame after
+ * a call (ipc_fast_call wrote it there), 0 after a reply (\reply = 1).
+ * stvec is still user_vector and sstatus is what the partner's return
+ * needs (SPP = 0, SPIE = 1, SUM and FS off: the ecall came from user
+ * mode, where they are as return_to_user set them for every thread), so
+ * neither is written. The stack below the partner's frame is free (its
+ * kernel context is just "return to user"): the ways into C run on it. */
+.macro HANDOFF reply
+#ifndef LOCK_CHECK
+	lw	t0, THREAD_KILLED(a1)
+	bnez	t0, 5f
+	addi	t1, a0, THREAD_ON_CPU
+	amoswap.w.aqrl t0, zero, (t1)
+	li	t1, ONCPU_REQUEUE
+	beq	t0, t1, 6f
+	ld	a0, THREAD_UF(a1)
+	sd	tp, UF_KTP(a0)
+	csrw	sscratch, a0
+	ld	t0, 256(a0)
+	csrw	sepc, t0
+	mv	a1, s2
+	mv	a2, s3
+	mv	a3, s4
+	mv	a4, s5
+	li	a6, 0
+	.if \reply
+	li	a5, 0
+	.irp n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+	ld	x\n, (8 * \n)(a0)
+	.endr
+	.else
+	.irp n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+	ld	x\n, (8 * \n)(a0)
+	.endr
+	.endif
+	li	a0, 0
+	sret
+	/* The caller was made runnable meanwhile: queue it, in C. */
+6:	ld	a2, THREAD_UF(a1)
+	PUT_WORDS a2, \reply
+	mv	sp, a2
+	lla	t0, trap_vector
+	csrw	stvec, t0
+	mv	s1, a2
+	li	s0, 0
+	call	sched_handoff_requeue
+	mv	a0, s1
+	j	user_return
+#endif
+	/* Lock-check builds (sched_handoff_done asserts that no lock is
+	 * held) and a killed partner: the general hand-over in C. */
+5:	ld	a2, THREAD_UF(a1)
+	PUT_WORDS a2, \reply
+	mv	sp, a2
+	lla	t0, trap_vector
+	csrw	stvec, t0
+	li	s0, 0
+	tail	sched_handoff_done
+.endm
+
 
 	.section .text
 	.globl user_vector
 	.balign 4
 user_vector:
 	/* sp = our frame, sscratch = the user's sp; a0..a7 stay the user's
-	 * for the fast path. */
+	 * for the fast path. t0 first: the one register the look at scause
+	 * needs. */
 	csrrw	sp, sscratch, sp
-	SAVE_GPRS_BUT_SP
+	sd	t0, 40(sp)
+	csrr	t0, scause
+	addi	t0, t0, -CAUSE_ECALL_U
+	bnez	t0, 2f
+	/* A system call does not keep t0..t6 (abi/patina/syscall.h): they
+	 * are not saved, and the return gives back what the frame holds. */
+	SAVE_GPRS 1, 3, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27
 	csrr	t0, sscratch
 	sd	t0, 16(sp)
 	ld	tp, UF_KTP(sp)
 	/* tf.sstatus is not saved: it holds what the last return to user
-	 * wrote (return_to_user), which is what the next one restores. */
+	 * wrote (return_to_user), which is what the next one restores. A
+	 * system call resumes after its ecall, on every path. */
 	csrr	t0, sepc
-	csrr	t2, scause
-	li	t1, CAUSE_ECALL_U
-	bne	t2, t1, 2f
-	/* A system call resumes after its ecall, on every path. */
 	addi	t0, t0, 4
 	sd	t0, 256(sp)
-	/* IPC fast path (kernel/mk/ipc_fast.c): the user's a0..a5 and a7
-	 * as they are, a6 = the frame. It returns a0 = caller, a1 = partner
-	 * when it took the call (endpoint lock dropped, the partner current,
-	 * its address space in effect): hand the hart over to the partner.
-	 * Else a1 = 0, nothing changed, and the general path runs. */
+	/* IPC fast path (kernel/mk/ipc_fast.c), one entry per call kind:
+	 * the user's a0 and a5 as they are, a6 = the frame, the words
+	 * (a1..a4) kept in s2..s5, which C code keeps (the user's s2..s5 are
+	 * in the frame). It returns a0 = caller, a1 = partner when it took
+	 * the call (endpoint lock dropped, the partner current, its address
+	 * space in effect): hand the hart over to the partner. Else a1 = 0,
+	 * nothing changed, and the general path runs. */
+	li	t0, SYS_CALL
+	beq	a7, t0, 7f
+	li	t0, SYS_REPLY_RECV
+	bne	a7, t0, 8f
+	mv	s2, a1
+	mv	s3, a2
+	mv	s4, a3
+	mv	s5, a4
 	mv	a6, sp
-	call	ipc_fastpath
+	call	ipc_fast_reply_recv
+	bnez	a1, 9f
+	j	8f
+7:	mv	s2, a1
+	mv	s3, a2
+	mv	s4, a3
+	mv	s5, a4
+	mv	a6, sp
+	call	ipc_fast_call
 	bnez	a1, 3f
-	li	t2, CAUSE_ECALL_U
+8:	li	t2, CAUSE_ECALL_U
 	j	4f
-2:	sd	t0, 256(sp)
+	/* Any other trap: every register. */
+2:	SAVE_GPRS 1, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+	csrr	t0, sscratch
+	sd	t0, 16(sp)
+	ld	tp, UF_KTP(sp)
+	csrr	t0, sepc
+	sd	t0, 256(sp)
+	csrr	t2, scause
 4:	sd	t2, 272(sp)
 	csrr	t0, stval
 	sd	t0, 280(sp)
@@ -66,86 +177,25 @@ user_vector:
 	call	user_trap
 1:	j	1b
 
-	/* The handoff from the fast path: a0 = caller (blocked now), a1 =
-	 * partner. Move to the partner's frame (the stack below it is free:
-	 * its kernel context is just "return to user"), then what
-	 * sched_handoff_done does: let the caller go from this hart (on_cpu,
-	 * queueing it if it was made runnable meanwhile), end a killed
-	 * partner, return the partner to user. stvec is still user_vector
-	 * and sstatus is what the partner's return needs (SPP = 0, SPIE = 1,
-	 * SUM and FS off: the ecall came from user mode, where they are as
-	 * return_to_user set them for every thread), so neither is written. */
-3:	ld	a2, THREAD_UF(a1)
-	mv	sp, a2
-#ifndef LOCK_CHECK
-	lw	t0, THREAD_KILLED(a1)
-	bnez	t0, 5f
-	addi	t1, a0, THREAD_ON_CPU
-	amoswap.w.aqrl t0, zero, (t1)
-	li	t1, ONCPU_REQUEUE
-	beq	t0, t1, 6f
-	mv	a0, a2
-	j	user_return_ipc
-6:	lla	t0, trap_vector
-	csrw	stvec, t0
-	mv	s1, a2
-	li	s0, 0
-	call	sched_handoff_requeue
-	mv	a0, s1
-	j	user_return
-#endif
-	/* Lock-check builds (sched_handoff_done asserts that no lock is
-	 * held) and a killed partner: the general hand-over in C. */
-5:	lla	t0, trap_vector
-	csrw	stvec, t0
-	li	s0, 0
-	tail	sched_handoff_done
+	/* The handoffs from the fast path. */
+3:	HANDOFF 0
+9:	HANDOFF 1
 
 /* void user_return(struct uframe *uf): interrupts off, uf->tf.sstatus
- * already says SPP=0 (user), SPIE=1, SUM=0. Does not return.
- * user_return_ipc: the same with stvec already user_vector and sstatus
- * already uf->tf.sstatus (the fast path's handoff, above). */
+ * already says SPP=0 (user), SPIE=1, SUM=0. Does not return. */
 	.globl user_return
 user_return:
 	ld	t0, 264(a0)
 	csrw	sstatus, t0
 	lla	t0, user_vector
 	csrw	stvec, t0
-user_return_ipc:
 	sd	tp, UF_KTP(a0)
 	csrw	sscratch, a0
 	ld	t0, 256(a0)
 	csrw	sepc, t0
-	ld	x1, 8(a0)
-	ld	x2, 16(a0)
-	ld	x3, 24(a0)
-	ld	x4, 32(a0)
-	ld	x5, 40(a0)
-	ld	x6, 48(a0)
-	ld	x7, 56(a0)
-	ld	x8, 64(a0)
-	ld	x9, 72(a0)
-	ld	x11, 88(a0)
-	ld	x12, 96(a0)
-	ld	x13, 104(a0)
-	ld	x14, 112(a0)
-	ld	x15, 120(a0)
-	ld	x16, 128(a0)
-	ld	x17, 136(a0)
-	ld	x18, 144(a0)
-	ld	x19, 152(a0)
-	ld	x20, 160(a0)
-	ld	x21, 168(a0)
-	ld	x22, 176(a0)
-	ld	x23, 184(a0)
-	ld	x24, 192(a0)
-	ld	x25, 200(a0)
-	ld	x26, 208(a0)
-	ld	x27, 216(a0)
-	ld	x28, 224(a0)
-	ld	x29, 232(a0)
-	ld	x30, 240(a0)
-	ld	x31, 248(a0)
+	.irp n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+	ld	x\n, (8 * \n)(a0)
+	.endr
 	ld	x10, 80(a0)
 	sret
 

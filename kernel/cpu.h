@@ -94,6 +94,20 @@ static inline __attribute__((always_inline)) void lockstat_count(unsigned slot, 
 	}
 }
 
+/* As lockstat_count, for a lock taken with interrupts off (so nothing
+ * else runs on this hart between the load and the store of a counter):
+ * plain adds, without the atomic's setup. Volatile stores, one each: a
+ * relaxed atomic store compiles to an AMO on this target. */
+static inline __attribute__((always_inline)) void lockstat_count_irqoff(unsigned slot, uint32_t waited)
+{
+	struct lockstat_hart *h = &this_cpu()->lockstat;
+	*(volatile uint64_t *)&h->acq[slot] = h->acq[slot] + 1;
+	if (__builtin_expect(waited != 0, 0)) {
+		*(volatile uint64_t *)&h->contended[slot] = h->contended[slot] + 1;
+		*(volatile uint64_t *)&h->spins[slot] = h->spins[slot] + waited - 1;
+	}
+}
+
 /* Logical index of the hart with this id, or -1. */
 int cpu_index_of_hartid(uint32_t hartid);
 

@@ -3,8 +3,9 @@
  * ecall with the number in a7 and up to six arguments in a0..a5. The
  * kernel returns a0 = 0 or a negative E_* code (or a non-negative value where
  * a call says so); IPC calls also return message words in a1..a4, the
- * sender's badge in a5 and cap-transfer info in a6. Every other register is
- * preserved. All slot arguments are indexes into the calling task's CSpace.
+ * sender's badge in a5 and cap-transfer info in a6. The temporaries t0..t6
+ * are not kept (the kernel does not save them on a system call: it is that
+ * much cheaper); every other register is preserved. All slot arguments are indexes into the calling task's CSpace.
  *
  * Every call validates all its arguments and caps before it changes any
  * state (decode, then perform): a failing call changes nothing. */

@@ -15,7 +15,7 @@
  *     notice queued there, and a caller (not saved as a
  *     reply cap) waiting for our reply;
  *   - the caller is not being killed, and the partner was blocked in an
- *     IPC system call (ipc_user_resumable) and may run here now
+ *     IPC system call (ipc_user_task) and may run here now
  *     (sched_can_direct: affinity, no hart on its stack, no queued thread
  *     of a higher level).
  * Everything else (cap transfers, queued senders, saved reply caps,
@@ -38,43 +38,35 @@ _Static_assert(offsetof(struct thread, uf) == 184, "THREAD_UF in uentry.S");
 _Static_assert(offsetof(struct thread, on_cpu) == 120, "THREAD_ON_CPU in uentry.S");
 _Static_assert(offsetof(struct thread, killed) == 124, "THREAD_KILLED in uentry.S");
 _Static_assert(ONCPU_REQUEUE == 2, "ONCPU_REQUEUE in uentry.S");
+_Static_assert(SYS_CALL == 18 && SYS_REPLY_RECV == 22, "SYS_CALL, SYS_REPLY_RECV in uentry.S");
 
 /* Needs e locked; we already wait (ipc_block). The receiver p takes our
- * words and the badge; we wait for its reply. As deliver() + the call
- * half of do_send(). */
+ * call and the badge; we wait for its reply. As deliver() + the call half
+ * of do_send(), but for the words themselves, which user_vector moves
+ * from our registers straight into p's (a0 and a6 it zeroes). */
 static inline __attribute__((always_inline))
 void fast_call(struct thread *me, struct endpoint *e, uint64_t slot, uint64_t badge,
-	       const struct trap_frame *from, struct thread *p)
+	       struct thread *p)
 {
-	struct trap_frame *to = &p->uf->tf;
 	e->receivers = p->rq_next;
 	if (!e->receivers)
 		e->receivers_tail = NULL;
 	p->rq_next = NULL;
-	for (int i = 0; i < IPC_WORDS; i++)
-		to->regs[11 + i] = from->regs[11 + i];
-	to->regs[15] = badge;
-	to->regs[16] = 0;
-	to->regs[10] = 0;
+	p->uf->tf.regs[15] = badge;
 	uint64_t seq = ++me->call_seq;      /* a new call: replies for older ones find nothing */
 	me->ep_slot = (long)slot;
 	p->caller = me;
 	p->caller_seq = seq;
 }
 
-/* Needs e locked; we already wait (ipc_block). Our caller p, waiting
- * through e, gets our words as its reply; we join e's receiver queue (no
- * sender is queued). As do_reply() + the waiting half of do_recv(). */
+/* Needs e locked; we already wait (ipc_block). Our caller, waiting
+ * through e, gets our reply: the words as in fast_call, and a5 = 0,
+ * which user_vector writes too. We join e's receiver queue (no sender is
+ * queued). As do_reply() + the waiting half of do_recv(). */
 static inline __attribute__((always_inline))
 void fast_reply_recv(struct thread *me, struct endpoint *e, uint64_t slot, uint64_t recv_slot,
-		     struct trap_frame *from, struct thread *p)
+		     struct trap_frame *from)
 {
-	struct trap_frame *to = &p->uf->tf;
-	for (int i = 0; i < IPC_WORDS; i++)
-		to->regs[11 + i] = from->regs[11 + i];
-	to->regs[15] = 0;
-	to->regs[16] = 0;
-	to->regs[10] = 0;
 	me->caller = NULL;
 	me->recv_slot = (long)recv_slot;
 	me->ep_slot = (long)slot;
@@ -87,35 +79,32 @@ void fast_reply_recv(struct thread *me, struct endpoint *e, uint64_t slot, uint6
 	from->regs[10] = (uint64_t)-E_DEAD;   /* overwritten when a sender comes */
 }
 
-/* Needs: irqs off (trap entry), stvec still user_vector (so: take no
- * trap, call nothing), the current thread trapped from user with an
- * ecall, uf its saved registers (all of them, sepc already past the
- * ecall); slot, w0..w3, extra and nr are its a0..a5 and a7 as saved
- * there, passed in registers by user_vector so that they need no loads.
- * Returns { NULL, NULL }, with nothing changed, when the call is not one
- * the fast path takes. Otherwise completes it, makes the partner current
- * (its address space in effect), drops the endpoint lock and returns
- * { caller, partner }: user_vector then hands the hart over, still on
- * nothing but the caller's frame. A leaf function on purpose, without a
- * frame pointer (no stack at all): everything that would need a call
- * falls back to the slow path. */
-__attribute__((optimize("omit-frame-pointer")))
-struct ipc_handoff ipc_fastpath(uint64_t slot, uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3,
-				uint64_t extra, struct uframe *uf, uint64_t nr)
+/* The fast path of one call kind (call: SYS_CALL, else SYS_REPLY_RECV;
+ * a constant, so each entry below is its own straight line). Needs: irqs
+ * off (trap entry), stvec still user_vector (so: take no trap, call
+ * nothing), the current thread trapped from user with that ecall, uf its
+ * saved registers (sepc already past the ecall; t0..t6 not saved: a
+ * system call does not keep them); slot and extra are its a0 and a5,
+ * passed in registers by user_vector so that they need no loads; its
+ * words wait in s2..s5 (user_vector's, untouched here). Returns { NULL,
+ * NULL }, with nothing changed, when the call is not one the fast path
+ * takes. Otherwise completes it, makes the partner current (its address
+ * space in effect), drops the endpoint lock and returns { caller,
+ * partner }: user_vector then hands the hart over, still on nothing but
+ * the caller's frame. A leaf function on purpose, built without a frame
+ * pointer (kernel/meson.build: no stack at all): everything that would
+ * need a call falls back to the slow path. */
+static inline __attribute__((always_inline))
+struct ipc_handoff fastpath(int call, uint64_t slot, uint64_t extra, struct uframe *uf)
 {
 	struct ipc_handoff h = { NULL, NULL };
-	/* The words are read from the frame where they are copied: held in
-	 * registers all the way they would cost more in spills. */
-	(void)w0, (void)w1, (void)w2, (void)w3;
-	if (nr == SYS_CALL) {
+	if (call) {
 		if (extra != (uint64_t)SLOT_NONE)
 			return h;
-	} else if (nr == SYS_REPLY_RECV) {
+	} else {
 		if (__builtin_expect(extra != (uint64_t)SLOT_NONE && extra >= CSPACE_FIXED_SLOTS, 0) &&
 		    (extra >= CSPACE_MAX_SLOTS || !cspace_chunk(this_rq()->cur->task, extra)))
 			return h;
-	} else {
-		return h;
 	}
 	struct rq *rq = this_rq();
 	struct thread *me = rq->cur;
@@ -131,32 +120,33 @@ struct ipc_handoff ipc_fastpath(uint64_t slot, uint64_t w0, uint64_t w1, uint64_
 	if (!ep_snap_holds(&s))
 		goto slow;
 	struct thread *p;
-	if (nr == SYS_CALL) {
+	struct task *pt;      /* p's task: fixed while p waits in it */
+	if (call) {
 		p = e->receivers;
 		if (!(rights & R_SEND) || !__atomic_load_n(&e->recv_caps, __ATOMIC_RELAXED) || !p ||
-		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) || !sched_as_ready(rq, p->task))
+		    !(pt = ipc_user_task(p)) || !sched_can_direct(rq, p))
 			goto slow;
 	} else {
 		p = me->caller;
 		if (!(rights & R_RECV) || e->senders || e->notices || !p ||
 		    !ipc_reply_waits(p, e, me->caller_seq) ||
-		    !ipc_user_resumable(p) || !sched_can_direct(rq, p) ||
-		    !sched_as_ready(rq, p->task))
+		    !(pt = ipc_user_task(p)) || !sched_can_direct(rq, p))
 			goto slow;
 	}
-	/* Fixed while p's task lives (it does: p waits in it); read before
-	 * the blocking exchange, which makes the compiler read again. */
-	struct task *pt = p->task;
+	/* Read before the blocking exchange, which makes the compiler read
+	 * again. */
 	uint64_t satp = pt->satp;
 	int switch_as = satp != rq->cur_satp;
-	if (nr == SYS_CALL) {
+	if (switch_as && !sched_as_ready(rq, pt))
+		goto slow;
+	if (call) {
 		if (ipc_block(me, e, B_REPLY))
 			goto slow;
-		fast_call(me, e, slot, s.badge, &uf->tf, p);
+		fast_call(me, e, slot, s.badge, p);
 	} else {
 		if (ipc_block(me, e, B_RECV))
 			goto slow;
-		fast_reply_recv(me, e, slot, extra, &uf->tf, p);
+		fast_reply_recv(me, e, slot, extra, &uf->tf);
 	}
 	p->block = B_NONE;
 	p->ep = NULL;
@@ -168,4 +158,20 @@ struct ipc_handoff ipc_fastpath(uint64_t slot, uint64_t w0, uint64_t w1, uint64_
 slow:
 	ep_unlock(e);
 	return h;
+}
+
+/* user_vector's two entries (the contract above; the unused parameters
+ * keep slot, extra and uf in the registers the ecall left them in). */
+struct ipc_handoff ipc_fast_call(uint64_t slot, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+				 uint64_t extra, struct uframe *uf)
+{
+	(void)a1, (void)a2, (void)a3, (void)a4;
+	return fastpath(1, slot, extra, uf);
+}
+
+struct ipc_handoff ipc_fast_reply_recv(uint64_t slot, uint64_t a1, uint64_t a2, uint64_t a3,
+				       uint64_t a4, uint64_t extra, struct uframe *uf)
+{
+	(void)a1, (void)a2, (void)a3, (void)a4;
+	return fastpath(0, slot, extra, uf);
 }

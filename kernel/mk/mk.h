@@ -93,6 +93,8 @@ struct thread {
 	                             * made runnable meanwhile (the hart leaving it queues it). Never
 	                             * set while queued (sched.c); non-zero: not reusable yet */
 	int killed;                 /* exit at the next return to user */
+	int ctx_fresh;              /* 1: ctx is stale, the thread's continuation is only its return
+	                             * to user (a handoff left it): switch_to starts it afresh */
 	int prio;                   /* 0..NPRIO-1, higher runs first */
 	int affinity;               /* logical hart index, -1 = any */
 	int last_cpu;
@@ -199,6 +201,7 @@ struct task {
 	struct hartmask hart_mask;  /* logical harts with this AS loaded now (TLB shootdown) */
 	uint32_t tlb_gen;           /* moves on at each flush of this AS (uvm.c) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
+	uint32_t as_gen;            /* moves on after each move of tlb_gen or icache_gen (uvm.c) */
 	struct thread *threads;
 	/* The CSpace (cap.c): slots below CSPACE_FIXED_SLOTS here, the others
 	 * in chunks (struct cchunk) added as they are first needed. */
@@ -306,12 +309,14 @@ struct rq {
 	 * ran on the kernel's (idle, kernel threads); its bit in that task's
 	 * hart_mask is set. Loading the kernel's clears them all. */
 	uint64_t loaded;
-	/* as_ready[t->id]: t's icache_gen + tlb_gen when this hart last
+	/* as_ready[t->id]: t's as_gen when this hart last
 	 * activated t's address space in full (sched_activate: hart_mask bit,
 	 * ASID flush check, fence.i), 0 when it has not since t was created or
 	 * when t has no ASID. While it is current, switching to t is a satp
 	 * write (sched_as_ready). */
 	uint32_t as_ready[MAX_TASKS];
+	/* Switches made by sched_switch: the idle loop's look for progress.
+	 * IPC handoffs are not counted; none starts from the idle thread. */
 	uint64_t switches;
 };
 /* struct thread's on_cpu (sched.c). */
@@ -393,7 +398,7 @@ extern const struct mm_platform uvm_platform;
 int uvm_init(void);                                 /* boot, once */
 int uvm_as_create(struct task *t);
 void uvm_as_destroy(struct task *t);
-uint32_t uvm_asid_activate(struct task *t);          /* irqs off; returns the icache_gen synchronised with */
+uint32_t uvm_asid_activate(struct task *t);          /* irqs off; returns the as_gen synchronised with */
 void uvm_icache_sync(struct task *t);               /* mk_lock NOT held */
 int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status);
 int uvm_frame_alloc(struct task *charge, uint64_t *pa);   /* zeroed, refs = 1 */
@@ -497,7 +502,7 @@ static inline __attribute__((always_inline)) void ep_lock(struct endpoint *e)
 			waited++;
 		}
 	}
-	lockstat_count(LOCK_CLASS_IDX_endpoint, waited);
+	lockstat_count_irqoff(LOCK_CLASS_IDX_endpoint, waited);   /* irqs are off */
 }
 static inline __attribute__((always_inline)) void ep_unlock(struct endpoint *e)
 {
@@ -614,12 +619,14 @@ long sys_ipc(struct uframe *uf, long nr);
  * IPC wait whose deadline has passed with E_TIMEDOUT (only hart 0 scans;
  * nothing to do unless a timed wait is in progress). */
 void ipc_timeouts_tick(uint64_t now);
-/* From user_vector, irqs off, with the caller's a0..a5, its frame and
- * a7: { NULL, NULL } when not taken, else the threads to hand the hart
- * over between (user_vector does it). */
+/* From user_vector, irqs off, with the caller's a0, a5 and frame
+ * (ipc_fast.c): { NULL, NULL } when not taken, else the threads to hand
+ * the hart over between (user_vector does it). */
 struct ipc_handoff { struct thread *prev, *next; };
-struct ipc_handoff ipc_fastpath(uint64_t slot, uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3,
-				uint64_t extra, struct uframe *uf, uint64_t nr);
+struct ipc_handoff ipc_fast_call(uint64_t slot, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+				 uint64_t extra, struct uframe *uf);
+struct ipc_handoff ipc_fast_reply_recv(uint64_t slot, uint64_t a1, uint64_t a2, uint64_t a3,
+				       uint64_t a4, uint64_t extra, struct uframe *uf);
 /* Whether th's kernel continuation, while it is blocked in IPC, is just
  * the return to user with its saved registers (an IPC system call, not a
  * page-fault call and not a kernel thread): then it can be resumed by
@@ -627,6 +634,13 @@ struct ipc_handoff ipc_fastpath(uint64_t slot, uint64_t w0, uint64_t w1, uint64_
 static inline int ipc_user_resumable(const struct thread *th)
 {
 	return th->task && !th->in_fault;
+}
+/* The same as its task (fixed while th waits), or NULL when th is not
+ * resumable so: one load of th->task for both uses. */
+static inline __attribute__((always_inline)) struct task *ipc_user_task(const struct thread *th)
+{
+	struct task *t = th->task;
+	return t && !th->in_fault ? t : NULL;
 }
 #define RET_KEEP (-1000000L)   /* syscall result already written to the frame */
 unsigned long eps_live(void);
@@ -706,19 +720,18 @@ void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__(
 void sched_handoff_requeue(struct thread *prev);
 
 /* Whether switching this hart to t's address space needs nothing but a
- * satp write (or nothing): t's satp is in effect here, or this hart has
- * activated t in full since t's code last changed and since t's address
- * space was last flushed (rq->as_ready holds icache_gen + tlb_gen as of
- * that activation, uvm_asid_activate; both only grow). While as_ready[t]
- * is not 0 this hart's bit in t->hart_mask is set (sched_unload_all
- * clears both), set by a sequentially consistent RMW before these reads:
- * a flush either targets this hart or moves tlb_gen where we see it.
- * Relaxed on icache_gen's partner: the acquire orders both. */
+ * satp write: this hart has activated t in full since t's code last
+ * changed and since t's address space was last flushed (rq->as_ready
+ * holds t->as_gen as read at that activation, before icache_gen and
+ * tlb_gen, uvm_asid_activate; as_gen moves on after either of them, and
+ * all three only grow). While as_ready[t] is not 0 this hart's bit in
+ * t->hart_mask is set (sched_unload_all clears both), set by a
+ * sequentially consistent RMW before these reads: a flush either targets
+ * this hart or moves as_gen where we see it. The caller has seen that
+ * t's satp is not the one in effect (that needs no check at all). */
 static inline __attribute__((always_inline)) int sched_as_ready(const struct rq *rq, const struct task *t)
 {
-	return t->satp == rq->cur_satp ||
-	       rq->as_ready[t->id] == __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE) +
-				      __atomic_load_n(&t->tlb_gen, __ATOMIC_RELAXED);
+	return rq->as_ready[t->id] == __atomic_load_n(&t->as_gen, __ATOMIC_ACQUIRE);
 }
 
 /* Needs the endpoint lock of next's wait, irqs off, rq this hart's; prev
@@ -728,7 +741,7 @@ static inline __attribute__((always_inline)) int sched_as_ready(const struct rq 
  * sched_can_direct(rq, next) said yes. The scheduler's half of a handoff
  * (next runs here without going back through either kernel context):
  * prev is left so that whoever runs it next returns it to user
- * (thread_trampoline on an empty stack), next becomes this hart's current
+ * (ctx_fresh: thread_trampoline on an empty stack), next becomes this hart's current
  * thread. The caller then puts next's address space in effect, drops
  * the endpoint lock and calls sched_resume_on(prev, next, next->uf), which moves the
  * hart to next's stack, where sched_handoff_done releases prev as after
@@ -736,13 +749,11 @@ static inline __attribute__((always_inline)) int sched_as_ready(const struct rq 
 static inline __attribute__((always_inline))
 void sched_handoff(struct rq *rq, struct thread *prev, struct thread *next)
 {
-	prev->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
-	prev->ctx.sp = (uint64_t)(uintptr_t)prev->uf;
-	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
+	prev->ctx_fresh = 1;         /* one store here; switch_to writes ctx if it needs it */
+	next->on_cpu = ONCPU_ON;     /* volatile: one store (a relaxed atomic store is an AMO here) */
 	next->state = T_RUNNING;
 	next->last_cpu = (int)this_cpu()->index;
 	rq->cur = next;
-	rq->switches++;
 }
 
 /* --- mkinit.c --- */

@@ -29,9 +29,10 @@
  *
  * A thread's saved kernel context (ctx) is what switch_context resumes;
  * it is valid whenever on_cpu is ONCPU_OFF. The IPC handoff (sched_handoff,
- * mk.h) leaves a thread without saving its context: it first resets ctx
- * to a fresh start at thread_trampoline on the empty stack (the thread's
- * continuation is only the return to user), and sched_handoff_done
+ * mk.h) leaves a thread without saving its context: it marks ctx stale
+ * (ctx_fresh), and switch_to starts such a thread at thread_trampoline on
+ * its empty stack (its continuation is only the return to user) instead
+ * of resuming ctx; sched_handoff_done
  * releases it (on_cpu) from the next thread's stack, as
  * sched_finish_switch does after a switch. */
 #include "mk.h"
@@ -331,6 +332,14 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
 	rq->cur = next;
 	rq->switches++;
 	sched_activate(next);
+	/* A handoff left next with only its return to user to do (and did
+	 * not write ctx, to stay short); prev's ctx is saved for real now. */
+	if (next->ctx_fresh) {
+		next->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
+		next->ctx.sp = (uint64_t)(uintptr_t)next->uf;
+		next->ctx_fresh = 0;
+	}
+	prev->ctx_fresh = 0;
 	struct kctx *p = switch_context(&prev->ctx, &next->ctx);
 	sched_finish_switch(p);
 }

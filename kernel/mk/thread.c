@@ -55,6 +55,7 @@ struct thread *thread_alloc(struct task *t, int *err)
 		memset(&th->uf->tf, 0, sizeof th->uf->tf);
 		th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
 		th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
+		th->ctx_fresh = 0;
 		if (t) {
 			th->task_next = t->threads;
 			t->threads = th;

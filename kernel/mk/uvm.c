@@ -149,6 +149,7 @@ static void tlb_flush_as(struct mm_as *as, uint64_t start, uint64_t end, int com
 	 * its bit before it reads tlb_gen (uvm_asid_activate): one of us sees
 	 * the other, so it is either flushed now or flushes itself. */
 	__atomic_add_fetch(&t->tlb_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&t->as_gen, 1, __ATOMIC_SEQ_CST);   /* after tlb_gen: sched_as_ready */
 	hartmask_load(&mask, &t->hart_mask);
 	uint32_t me = this_cpu()->index;
 	/* A task being torn down runs nowhere, and its ASID is flushed on each
@@ -557,6 +558,7 @@ int uvm_as_create(struct task *t)
 	 * not at every switch to t. */
 	t->satp = arch_user_satp(&t->as, uarch->levels, t->asid);
 	t->icache_gen = 1;    /* every hart fences before it first runs t */
+	t->as_gen = 1;        /* never the 0 of an as_ready that was reset */
 	t->as_live = 1;
 	return 0;
 }
@@ -584,6 +586,7 @@ void uvm_as_destroy(struct task *t)
 void uvm_icache_sync(struct task *t)
 {
 	__atomic_add_fetch(&t->icache_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&t->as_gen, 1, __ATOMIC_SEQ_CST);   /* after icache_gen: sched_as_ready */
 	unsigned long f = irq_save();
 	uint32_t me = this_cpu()->index;
 	arch_icache_sync();
@@ -601,11 +604,14 @@ void uvm_icache_sync(struct task *t)
  * this hart last flushed it (a hart with t unloaded gets no remote
  * flushes), and fence.i if t's code changed since this hart last
  * synchronised with it. Needs: interrupts off. Returns the key of the
- * state this hart is now synchronised with: icache_gen + tlb_gen (both
- * only grow, so the sum moves on when either does; rq->as_ready). */
+ * state this hart is now synchronised with: t's as_gen, which moves on
+ * after every move of icache_gen or tlb_gen (rq->as_ready). */
 uint32_t uvm_asid_activate(struct task *t)
 {
 	uint32_t me = this_cpu()->index;
+	/* Read first: a move of either generation after this read moves
+	 * as_gen past what we return, so the hart activates in full again. */
+	uint32_t key = __atomic_load_n(&t->as_gen, __ATOMIC_SEQ_CST);
 	uint32_t ig = __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE);
 	if (uharts[me].icache_seen[t->id] != ig) {
 		arch_icache_sync();
@@ -614,14 +620,14 @@ uint32_t uvm_asid_activate(struct task *t)
 	uint32_t tg = __atomic_load_n(&t->tlb_gen, __ATOMIC_SEQ_CST);
 	uint16_t a = t->asid;
 	if (!asid_bits || !a)
-		return ig + tg;
+		return key;
 	uint32_t g = __atomic_load_n(&asid_gen[a], __ATOMIC_ACQUIRE);
 	if (uharts[me].seen_gen[a] != g || uharts[me].tlb_seen[t->id] != tg) {
 		arch_tlb_flush_asid(a);
 		uharts[me].seen_gen[a] = g;
 		uharts[me].tlb_seen[t->id] = tg;
 	}
-	return ig + tg;
+	return key;
 }
 
 /* A fault found va already resolved (another hart won the race): the

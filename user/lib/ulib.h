@@ -31,7 +31,7 @@ static inline long sc7(long n, long a0, long a1, long a2, long a3, long a4, long
 	register long r6 __asm__("a6") = a6;
 	register long r7 __asm__("a7") = n;
 	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6)
-			 : "r"(r7) : "memory");
+			 : "r"(r7) : "memory", "t0", "t1", "t2", "t3", "t4", "t5", "t6");
 	return r0;
 }
 #define sc6(n, a, b, c, d, e, f) sc7(n, a, b, c, d, e, f, 0)
@@ -53,7 +53,7 @@ static inline struct sysret ipc_timed(long n, long slot, const uint64_t w[4], lo
 	register long r6 __asm__("a6") = (long)us;
 	register long r7 __asm__("a7") = n;
 	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6)
-			 : "r"(r7) : "memory");
+			 : "r"(r7) : "memory", "t0", "t1", "t2", "t3", "t4", "t5", "t6");
 	return (struct sysret){ r0, r1, r2, r3, r4, r5, r6 };
 }
 
