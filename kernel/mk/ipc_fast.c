@@ -91,9 +91,9 @@ void fast_reply_recv(struct thread *me, struct endpoint *e, uint64_t slot, uint6
  * takes. Otherwise completes it, makes the partner current (its address
  * space in effect), drops the endpoint lock and returns { caller,
  * partner }: user_vector then hands the hart over, still on nothing but
- * the caller's frame. A leaf function on purpose, built without a frame
- * pointer (kernel/meson.build: no stack at all): everything that would
- * need a call falls back to the slow path. */
+ * the caller's frame. A leaf on purpose, built without a frame pointer
+ * (kernel/meson.build: s0 is one more register for it): everything that
+ * would need a call falls back to the slow path. */
 static inline __attribute__((always_inline))
 struct ipc_handoff fastpath(int call, uint64_t slot, uint64_t extra, struct uframe *uf)
 {
