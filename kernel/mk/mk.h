@@ -42,8 +42,8 @@
 #include <patina/syscall.h>
 #include <cortenmm/mm.h>
 #include <cortenmm/cursor.h>
-#include "trap.h"
 #include "arch.h"
+#include "trapentry.h"
 #include "hartmask.h"
 #include "spinlock.h"
 #include "cpu.h"
@@ -63,18 +63,9 @@
 
 extern spinlock_t mk_lock;
 
-/* Saved kernel context (uentry.S switch_context layout). */
-struct kctx {
-	uint64_t ra, sp, s[12];
-};
-
-/* Top of a thread's kernel stack: the user registers, then the kernel tp
- * user_vector restores (uentry.S UF_KTP). 16-byte multiple. */
-struct uframe {
-	struct trap_frame tf;
-	uint64_t kernel_tp;
-	uint64_t pad;
-};
+/* struct kctx (a saved kernel context) and struct uframe (the top of a
+ * thread's kernel stack: its user registers, member tf) are the arch's
+ * (kernel/arch.h): held here, their fields are not named. */
 
 enum tstate { T_FREE, T_RUNNABLE, T_RUNNING, T_BLOCKED, T_DEAD };
 /* Why a T_BLOCKED thread waits. B_SEND, B_RECV and B_REPLY are IPC waits,
@@ -410,7 +401,7 @@ extern uint64_t user_top;                           /* first address above user 
 /* --- uaccess.c --- */
 int copy_from_user(void *dst, uint64_t usrc, size_t n);
 int copy_to_user(uint64_t udst, const void *src, size_t n);
-int uaccess_fixup(struct trap_frame *tf);
+int uaccess_fixup(struct trap_frame *tf, uint64_t addr, unsigned kind, int page_fault);
 extern volatile unsigned long uaccess_faults_fixed;
 
 /* --- task.c --- */
@@ -638,7 +629,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 
 /* --- fault.c: fault endpoints (pagers) --- */
 long sys_fault_ep_set(struct task *t, long target, long ep);
-int fault_to_pager(struct uframe *uf, unsigned kind, uint64_t status); /* 0: retry the access; -E_FAULT: no pager; else kill */
+int fault_to_pager(uint64_t va, unsigned kind, uint64_t status); /* 0: retry the access; -E_FAULT: no pager; else kill */
 uint64_t fault_status_word(const struct mm_info *info);   /* pager.h's status word of a page */
 void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
 void fault_ep_drop_task(struct task *t);             /* mk_lock held */
@@ -693,11 +684,8 @@ void syscall_dispatch(struct uframe *uf);
 /* Does t hold, in slot, a cap of this type with these rights? 0 or the
  * lookup's error; takes t's cspace_lock (mk_lock NOT needed). */
 int has_cap(struct task *t, long slot, int type, unsigned rights);
-void user_trap(struct uframe *uf);
-void return_to_user(void) __attribute__((noreturn));
 extern void user_return(struct uframe *uf) __attribute__((noreturn));
 extern struct kctx *switch_context(struct kctx *from, struct kctx *to);
-extern char thread_trampoline[];
 /* uentry.S: move to the kernel stack whose top is uf (nothing on it in
  * use) and continue in sched_handoff_done(prev, next) there. */
 extern void sched_resume_on(struct thread *prev, struct thread *next, struct uframe *uf)
@@ -736,8 +724,7 @@ static inline __attribute__((always_inline)) int sched_as_ready(const struct rq 
 static inline __attribute__((always_inline))
 void sched_handoff(struct rq *rq, struct thread *prev, struct thread *next)
 {
-	prev->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
-	prev->ctx.sp = (uint64_t)(uintptr_t)prev->uf;
+	arch_kctx_init(&prev->ctx, prev->uf);
 	__atomic_store_n(&next->on_cpu, ONCPU_ON, __ATOMIC_RELAXED);
 	next->state = T_RUNNING;
 	next->last_cpu = (int)this_cpu()->index;

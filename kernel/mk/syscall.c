@@ -16,7 +16,7 @@
 #include "smp.h"
 #include "failalloc.h"
 
-#define A(i) (uf->tf.regs[10 + (i)])
+#define A(i) uf_arg(&uf->tf, i)
 
 /* Does t hold, in slot, a cap of this type with these rights? 0 or the
  * lookup error. A lookup only: t's CSpace lock, not mk_lock (console
@@ -572,7 +572,7 @@ void syscall_dispatch(struct uframe *uf)
 {
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
-	long nr = (long)uf->tf.regs[17];
+	long nr = (long)uf_get(&uf->tf, UREG_SYSNO);
 	long r;
 	switch (nr) {
 	case SYS_PUTS: r = sys_puts(t, A(0), A(1), A(2)); break;
@@ -626,5 +626,5 @@ void syscall_dispatch(struct uframe *uf)
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)
-		A(0) = (uint64_t)r;
+		uf_set(&uf->tf, UREG_RET, (uint64_t)r);
 }
