@@ -120,12 +120,15 @@ static inline void arch_ipi_irq_on(void);
 
 /* --- address spaces and the TLB --- */
 
-/* The token that selects an address space: as's root with the paging
- * mode of `levels` levels, tagged with asid. Opaque to the kernel, which
- * only compares, stores and switches to it. */
-static inline uint64_t arch_user_satp(const struct mm_as *as, unsigned levels, uint16_t asid);
+/* The token that selects address space as (its root, in the paging
+ * mode of its table) tagged with asid. Opaque to the kernel, which only
+ * compares, stores and switches to it. */
+static inline uint64_t arch_as_token(const struct mm_as *as, uint16_t asid);
 /* The tag (ASID) of a token; 0: untagged, flushed at every switch. */
-static inline uint16_t arch_satp_asid(uint64_t token);
+static inline uint16_t arch_as_token_asid(uint64_t token);
+/* The number of table levels of the paging mode a token selects, 0 when
+ * it selects none (translation off). */
+static inline unsigned arch_as_token_levels(uint64_t token);
 /* Switch this hart to the address space of a token / the one it runs
  * now. Switching does not flush: the caller flushes when tags cannot
  * tell spaces apart. */

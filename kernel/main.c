@@ -90,7 +90,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	boot_config.paging_levels = choose_paging(ba.paging_levels);
 
 	/* Frames first: the mm core builds the kernel page table from them,
-	 * reaching memory 1:1 through the trampoline until satp switches. */
+	 * reaching memory 1:1 through the trampoline until the switch to it. */
 	static struct phys_range freer[MEMMAP_MAX];
 	int nfree = memmap_free_ranges(&boot_info, freer, MEMMAP_MAX);
 	if (nfree < 0)
@@ -100,13 +100,13 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 		panic("frame allocator init failed (error %d)", err);
 
 	err = kmap_build(boot_config.paging_levels, &boot_info, boot_config.mm,
-			 &boot_config.kernel_satp);
+			 &boot_config.kernel_as_token);
 	if (err)
 		panic("cannot build the kernel page table (%s)", mm_strerror(err));
-	arch_as_switch(boot_config.kernel_satp);
+	arch_as_switch(boot_config.kernel_as_token);
 	arch_tlb_flush_all();
 	phys_map_base = DIRECT_MAP_BASE;
-	if (arch_as_current() != boot_config.kernel_satp)
+	if (arch_as_current() != boot_config.kernel_as_token)
 		panic("satp rejected %s", paging_name(boot_config.paging_levels));
 	/* Per-hart memory, sized from the device tree. */
 	err = harts_init(&boot_info);

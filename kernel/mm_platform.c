@@ -186,7 +186,7 @@ int kmap_mmio(paddr_t pa, uint64_t len, void **va)
 	return 0;
 }
 
-int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp)
+int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *token)
 {
 	const struct riscv_paging *mode = riscv_paging_by_levels(levels);
 	const struct mm_protocol *proto = mm_proto_by_name(mm_name(mm));
@@ -235,6 +235,6 @@ int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t
 	err = mm_as_kernel_seal(&kernel_as);
 	if (err)
 		return err;
-	*satp = arch_user_satp(&kernel_as, (unsigned)levels, 0);   /* ASID 0 */
+	*token = arch_as_token(&kernel_as, 0);   /* ASID 0 */
 	return 0;
 }

@@ -186,7 +186,10 @@ struct task {
 	struct mm_as as;
 	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
-	uint64_t satp;              /* satp selecting as (fixed while as_live): no recompute per switch */
+	/* The token selecting as (arch_as_token; fixed while as_live): no
+	 * recompute per switch. The second name is the IPC fast path's
+	 * (ipc_fast.c) until it moves to the first. */
+	union { uint64_t as_token; uint64_t satp; };
 	struct hartmask hart_mask;  /* logical harts with this AS loaded now (TLB shootdown) */
 	uint32_t tlb_gen;           /* moves on at each flush of this AS (uvm.c) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
@@ -292,7 +295,7 @@ struct rq {
 	struct thread *cur;
 	struct thread *idle_thread;
 	uint16_t cur_asid;
-	uint64_t cur_satp;
+	union { uint64_t cur_token; uint64_t cur_satp; };   /* in effect here; 2nd name: ipc_fast.c's */
 	/* Bit i: this hart has loaded task i's address space since it last
 	 * ran on the kernel's (idle, kernel threads); its bit in that task's
 	 * hart_mask is set. Loading the kernel's clears them all. */
@@ -300,8 +303,8 @@ struct rq {
 	/* as_ready[t->id]: t's icache_gen + tlb_gen when this hart last
 	 * activated t's address space in full (sched_activate: hart_mask bit,
 	 * ASID flush check, fence.i), 0 when it has not since t was created or
-	 * when t has no ASID. While it is current, switching to t is a satp
-	 * write (sched_as_ready). */
+	 * when t has no ASID. While it is current, switching to t is a token
+	 * switch (sched_as_ready). */
 	uint32_t as_ready[MAX_TASKS];
 	uint64_t switches;
 };
@@ -359,23 +362,24 @@ void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
 void sched_activate(struct thread *next);
-void sched_unload_all(struct rq *rq);                /* irqs off: see sched_satp_write */
+void sched_unload_all(struct rq *rq);                /* irqs off: see sched_as_write */
 /* Needs: irqs off; t's bit in t->hart_mask set and its TLB state settled
  * here (sched_activate, sched_as_ready), or t NULL for the kernel's
- * address space. Put satp (t's) in effect here. Loading the kernel's
+ * address space. Put token (t's) in effect here. Loading the kernel's
  * address space (the hart goes idle or runs a kernel thread) takes this
  * hart out of the hart_mask of every task it loaded since it last did
  * (sched_unload_all): flushes of those stop targeting it. A user address
  * space left for another keeps its bit until then, so a hart passing IPCs
  * between tasks needs no atomic per switch; that bit only makes flushes
  * of that space reach this hart too. */
-static inline void sched_satp_write(struct rq *rq, struct task *t, uint64_t satp)
+static inline void sched_as_write(struct rq *rq, struct task *t, uint64_t token)
 {
-	arch_as_switch(satp);
-	rq->cur_satp = satp;
+	arch_as_switch(token);
+	rq->cur_token = token;
 	if (!t && rq->loaded)
 		sched_unload_all(rq);
 }
+#define sched_satp_write sched_as_write   /* the IPC fast path's name (ipc_fast.c) until it moves */
 int sched_init_harts(void);                         /* boot, before harts start: run queues, idle threads */
 
 
@@ -694,7 +698,7 @@ void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__(
 void sched_handoff_requeue(struct thread *prev);
 
 /* Whether switching this hart to t's address space needs nothing but a
- * satp write (or nothing): t's satp is in effect here, or this hart has
+ * token switch (or nothing): t's token is in effect here, or this hart has
  * activated t in full since t's code last changed and since t's address
  * space was last flushed (rq->as_ready holds icache_gen + tlb_gen as of
  * that activation, uvm_asid_activate; both only grow). While as_ready[t]
@@ -704,7 +708,7 @@ void sched_handoff_requeue(struct thread *prev);
  * Relaxed on icache_gen's partner: the acquire orders both. */
 static inline __attribute__((always_inline)) int sched_as_ready(const struct rq *rq, const struct task *t)
 {
-	return t->satp == rq->cur_satp ||
+	return t->as_token == rq->cur_token ||
 	       rq->as_ready[t->id] == __atomic_load_n(&t->icache_gen, __ATOMIC_ACQUIRE) +
 				      __atomic_load_n(&t->tlb_gen, __ATOMIC_RELAXED);
 }

@@ -439,7 +439,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		/* Kernel tests expect the kernel address space, as at boot. */
 		int counts[3];
 		unsigned long fl = irq_save();
-		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
+		sched_as_write(this_rq(), NULL, boot_config.kernel_as_token);
 		irq_restore(fl);
 		counts[1] = ktest_run_each(buf, &counts[0], &counts[2]);
 		/* Back to our address space the scheduler's way, on whichever
@@ -514,7 +514,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		 * by how much a loaded host lets the other harts run in a
 		 * fixed window; the time (a's low half) is then a hang guard.
 		 * *b is polled through the direct map (this hart is on the
-		 * kernel's satp), its frame held by a reference taken under
+		 * kernel's token), its frame held by a reference taken under
 		 * the page's cursor lock so no unmap frees it meanwhile. */
 		uint64_t us = a & 0xffffffffu, need = a >> 32;
 		long c0, c1;
@@ -539,7 +539,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 				return -E_FAULT;
 		}
 		f = spin_lock_irqsave(&mk_lock);
-		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
+		sched_as_write(this_rq(), NULL, boot_config.kernel_as_token);
 		if (need) {
 			/* Counted from when the lock is held: what moved while
 			 * this hart waited for it proves nothing. */
