@@ -8,7 +8,11 @@
       it must pass; and each planted violation alone (a marked line, or a
       run of adjacent marked lines: one statement over several lines),
       put back into that clean copy, must make it fail naming exactly its
-      file:line(s).
+      file:line(s). A marker that names rules (BOUNDARY-EXPECT: rule,
+      rule) must be reported under exactly those rules. Then the PENDING
+      list (--patterns): its first entry's line, planted alone, is
+      reported as pending and passes; changed, it fails as a violation;
+      its file without it fails as a stale entry.
 """
 
 import os
@@ -27,6 +31,35 @@ def check(script, root):
     p = subprocess.run([sys.executable, script, root], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     return p.returncode, p.stdout
+
+
+MARK_RULES = re.compile(MARK + r":\s*(.*?)\s*(?:\*/|$)")
+
+
+def marked_rules(root):
+    """{file:line: set of rule names} for the markers that name rules."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if not f.endswith((".c", ".h", ".S", ".s")):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            with open(path, encoding="utf-8") as fh:
+                for ln, line in enumerate(fh, 1):
+                    m = MARK_RULES.search(line)
+                    if m:
+                        out["%s:%d" % (rel, ln)] = set(
+                            r.strip() for r in m.group(1).split(","))
+    return out
+
+
+def reported_rules(out):
+    """{file:line: set of rule names} of a report."""
+    got = {}
+    for m in re.finditer(r"^(\S+:\d+): (.+?): ", out, re.M):
+        got.setdefault(m.group(1), set()).add(m.group(2))
+    return got
 
 
 def marked(root):
@@ -97,6 +130,44 @@ def test_each(script, clean, work, want):
     return bad
 
 
+def test_pending(script, clean, work):
+    """The first PENDING entry: its line alone in its file (in a copy of
+    the clean fixture) is pending, not a failure; the line changed is a
+    violation; the file without it makes the entry stale."""
+    p = subprocess.run([sys.executable, script, "--patterns", clean],
+                       stdout=subprocess.PIPE, text=True)
+    entries = re.findall(r"^pending (\S+): (.+?): (.*)$", p.stdout, re.M)
+    if not entries:
+        print("PASS: no PENDING entries")
+        return 0
+    rel, rule, src = entries[0]
+    others = [e[2] for e in entries[1:] if e[0] == rel]
+    tree = os.path.join(work, "pending")
+    # the file holds every entry of its own; the first one varies
+    cases = [([src], 0, r"^pending %s:1: " % re.escape(rel)),
+             ([src + " /* changed */"], 1,
+              r"^%s:1: %s: " % (re.escape(rel), re.escape(rule))),
+             ([], 1, r"stale PENDING entry")]
+    bad = 0
+    for first, want_rc, want_out in cases:
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.copytree(clean, tree)
+        path = os.path.join(tree, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.writelines(l + "\n" for l in first + others)
+        rc, out = check(script, tree)
+        if rc != want_rc or not re.search(want_out, out, re.M):
+            print(out, end="")
+            print("FAIL: PENDING %s with %r: exit %d, want %d and /%s/" %
+                  (rel, first, rc, want_rc, want_out))
+            bad = 1
+    if not bad:
+        print("PASS: PENDING entry %s (%s) pending as it stands, a violation "
+              "changed, stale when gone" % (rel, rule))
+    return bad
+
+
 def test_fixture(script):
     work = tempfile.mkdtemp(prefix="boundary-")
     try:
@@ -119,6 +190,14 @@ def test_fixture(script):
         for extra in sorted(got - want):
             print("FAIL: false alarm %s" % extra)
             bad = 1
+        named = marked_rules(tree)
+        rules = reported_rules(out)
+        for where in sorted(named):
+            if rules.get(where, set()) != named[where]:
+                print("FAIL: %s reported as %s, want %s" % (
+                    where, sorted(rules.get(where, set())),
+                    sorted(named[where])))
+                bad = 1
         # Remove the violating lines: what is left (legitimate kernel code,
         # comments and strings about PTEs, allowed dirs) must pass.
         for dirpath, _, files in os.walk(tree):
@@ -134,9 +213,11 @@ def test_fixture(script):
             print("FAIL: exit %d on the fixture without violations" % rc2)
             bad = 1
         if not bad:
-            print("PASS: %d planted violations reported exactly; clean copy "
-                  "passes" % len(want))
-        return test_each(script, tree, work, want) or bad
+            print("PASS: %d planted violations reported exactly (%d under "
+                  "their named rules); clean copy passes" % (len(want),
+                                                            len(named)))
+        bad = test_each(script, tree, work, want) or bad
+        return test_pending(script, tree, work) or bad
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
