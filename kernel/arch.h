@@ -18,6 +18,7 @@ struct hartmask;
 struct trap_frame;
 struct kctx;
 struct mm_as;
+struct pt_arch;
 
 /* --- this hart --- */
 
@@ -129,6 +130,22 @@ static inline uint16_t arch_as_token_asid(uint64_t token);
 /* The number of table levels of the paging mode a token selects, 0 when
  * it selects none (translation off). */
 static inline unsigned arch_as_token_levels(uint64_t token);
+/* The paging modes are the arch's: the kernel names one by its number of
+ * table levels and lets the arch spell it, choose it and give the mm
+ * core's table for it. Out of line: boot only. */
+/* The levels of the mode called name (as paging= spells it), 0 if the
+ * arch has none by that name. */
+int arch_paging_by_name(const char *name);
+/* The name of the mode with `levels` levels, NULL if the arch has none. */
+const char *arch_paging_name(int levels);
+/* The mode to run: `requested` (0: none) when this hart accepts it,
+ * else the arch's default. */
+int arch_paging_choose(int requested);
+/* The mm core's page-table format for the mode with `levels` levels
+ * (one arch_paging_choose gave), NULL if none; memtypes: every hart has
+ * page-based memory types (the table may carry them). */
+const struct pt_arch *arch_paging_table(int levels, int memtypes);
+
 /* Switch this hart to the address space of a token / the one it runs
  * now. Switching does not flush: the caller flushes when tags cannot
  * tell spaces apart. */

@@ -15,7 +15,6 @@
 #include "kstring.h"
 #include "memmap.h"
 #include "mm_platform.h"
-#include "paging.h"
 #include "panic.h"
 #include "printk.h"
 #include "arch.h"
@@ -27,17 +26,15 @@ struct boot_config boot_config;
 static char bootargs_buf[BI_ARGS_LEN];
 extern char boot_stack[], boot_stack_top[];
 
-/* Paging mode: the request if the hart accepts it, else the default
- * (Sv48 if accepted, else Sv39; Sv57 only on request). */
+/* Paging mode: the arch's choice, the request if the hart accepts it
+ * (arch_paging_choose); a refused request is reported. */
 static int choose_paging(int requested)
 {
-	int dflt = riscv_paging_default();
-	if (requested && !riscv_paging_accepted(requested)) {
+	int levels = arch_paging_choose(requested);
+	if (requested && levels != requested)
 		printk("patina: paging %s not supported, using %s\n",
-		       paging_name(requested), paging_name(dflt));
-		return dflt;
-	}
-	return requested ? requested : dflt;
+		       paging_name(requested), paging_name(levels));
+	return levels;
 }
 
 /* kernel/mk/mkinit.c: start init (the user shell runs the command). */

@@ -7,7 +7,6 @@
 #include "memlayout.h"
 #include "mm_platform.h"
 #include "cortenmm/cursor.h"
-#include "paging.h"
 #include "arch.h"
 #include "fdt.h"
 #include "devtree.h"

@@ -13,7 +13,6 @@
 #include "printk.h"
 #include "rcu.h"
 #include "mm_platform.h"
-#include "paging.h"
 #include "uvm_frames.h"
 #include "harts.h"
 #include "shootdown.h"
