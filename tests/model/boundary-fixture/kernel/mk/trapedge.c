@@ -69,3 +69,12 @@ uint64_t ret_of(const struct trap_frame *tf, unsigned i)
 {
 	return uf_get(tf, UREG_RET) + uf_arg(tf, i);
 }
+
+void new_thread(struct thread *th, void (*entry)(void))
+{
+	th->ctx.ra = (uint64_t)(uintptr_t)entry; /* BOUNDARY-EXPECT: saved-context field */
+	th->ctx.sp = (uint64_t)(uintptr_t)th->uf; /* BOUNDARY-EXPECT: saved-context field */
+	th->uf->kernel_tp = 0; /* BOUNDARY-EXPECT: saved-context field */
+	th->uf->tf.sstatus = 0; /* BOUNDARY-EXPECT: saved-context field */
+	arch_kctx_init(&th->ctx, th->uf);
+}
