@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include "riscv.h"
 #include "trap.h"
+#include "uregs.h"
 #include "usatp.h"
 #include "sbi.h"
-#include <patina/syscall.h>     /* TRAP_*: what arch_trap_kind decodes to */
 
 /* The per-hart pointer lives in tp. */
 static inline void arch_cpu_set(void *c)
@@ -74,24 +74,12 @@ static inline int arch_trap_irqs_were_on(const struct trap_frame *tf)
 	return (tf->sstatus & SSTATUS_SPIE) != 0;
 }
 
-/* scause to TRAP_*: load/store/fetch page faults (12, 13, 15) are the
- * ones the mm may resolve; access faults (PMP: 1, 5, 7) decode to the
- * same kinds but never reach it. AMOs fault as stores. */
-static inline unsigned arch_trap_kind(const struct trap_frame *tf, int *page_fault)
+/* switch_context loads ra and sp: its return lands in thread_trampoline
+ * (uentry.S) on that stack. */
+static inline void arch_kctx_init(struct kctx *c, void *stack)
 {
-	uint64_t c = tf->scause;
-	*page_fault = c == EXC_INST_PAGE_FAULT || c == EXC_LOAD_PAGE_FAULT ||
-		      c == EXC_STORE_PAGE_FAULT;
-	switch (c) {
-	case EXC_LOAD_PAGE_FAULT: case EXC_LOAD_ACCESS: return TRAP_READ_FAULT;
-	case EXC_STORE_PAGE_FAULT: case EXC_STORE_ACCESS: return TRAP_WRITE_FAULT;
-	case EXC_INST_PAGE_FAULT: case EXC_INST_ACCESS: return TRAP_EXEC_FAULT;
-	case EXC_ILLEGAL_INST: return TRAP_ILLEGAL;
-	case EXC_INST_MISALIGNED: case EXC_LOAD_MISALIGNED: case EXC_STORE_MISALIGNED:
-		return TRAP_MISALIGNED;
-	case EXC_BREAKPOINT: return TRAP_BREAKPOINT;
-	default: return TRAP_OTHER;
-	}
+	c->ra = (uint64_t)(uintptr_t)thread_trampoline;
+	c->sp = (uint64_t)(uintptr_t)stack;
 }
 
 static inline uint64_t arch_current_pc(void)

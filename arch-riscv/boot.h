@@ -12,9 +12,9 @@ extern uint64_t boot_satp_sv57_ok;
  * its link address. Secondary harts run on it until they load the kernel
  * page table. */
 extern uint64_t boot_satp_tramp;
-/* The kernel page table's satp, which a secondary hart loads as soon as it
+/* The kernel page table's token (a satp value), which a secondary hart loads as soon as it
  * runs at the link address (its struct cpu and stack are in the direct
  * map). Set by harts_init before any secondary starts. */
-extern uint64_t boot_satp_kernel;
+extern uint64_t boot_kernel_as_token;
 
 #endif

@@ -148,7 +148,7 @@ _start_secondary:
 .Lsec_high:
 	/* The kernel page table first: the struct cpu and the stack live in
 	 * the direct map, which the trampoline does not map. */
-	lla	t0, boot_satp_kernel
+	lla	t0, boot_kernel_as_token
 	ld	t0, 0(t0)
 	csrw	satp, t0
 	sfence.vma
@@ -178,8 +178,8 @@ phys_map_base:		.dword 0
 boot_satp_sv48_ok:	.dword 0
 boot_satp_sv57_ok:	.dword 0
 boot_satp_tramp:	.dword 0
-	.globl boot_satp_kernel
-boot_satp_kernel:	.dword 0      /* kernel page table satp, set by harts_init */
+	.globl boot_kernel_as_token
+boot_kernel_as_token:	.dword 0      /* kernel page table satp, set by harts_init */
 
 	.section .bss.boot_pt, "aw", @nobits
 	.balign 4096

@@ -41,3 +41,31 @@ int riscv_paging_default(void)
 {
 	return riscv_paging_accepted(4) ? 4 : 3;
 }
+
+/* The hooks of kernel/arch.h over the table above. */
+int arch_paging_by_name(const char *name)
+{
+	const struct riscv_paging *m = riscv_paging_by_name(name);
+	return m ? m->levels : 0;
+}
+
+const char *arch_paging_name(int levels)
+{
+	const struct riscv_paging *m = riscv_paging_by_levels(levels);
+	return m ? m->name : 0;
+}
+
+int arch_paging_choose(int requested)
+{
+	return requested && riscv_paging_accepted(requested) ? requested : riscv_paging_default();
+}
+
+/* Svpbmt's bits fault on a hart without it: its tables only when every
+ * hart has it (else the PMAs alone give MMIO its device type). */
+const struct pt_arch *arch_paging_table(int levels, int memtypes)
+{
+	const struct riscv_paging *m = riscv_paging_by_levels(levels);
+	if (!m)
+		return 0;
+	return memtypes ? m->arch_svpbmt : m->arch;
+}

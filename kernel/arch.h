@@ -16,7 +16,9 @@
 
 struct hartmask;
 struct trap_frame;
+struct kctx;
 struct mm_as;
+struct pt_arch;
 
 /* --- this hart --- */
 
@@ -55,17 +57,39 @@ static inline void arch_trap_init_hart(void);
 static inline void arch_trap_frame_to_user(struct trap_frame *tf);
 /* Nonzero when the context that took trap tf had interrupts enabled. */
 static inline int arch_trap_irqs_were_on(const struct trap_frame *tf);
-/* The exception user mode took in tf (not an interrupt, not a system
- * call) in the ABI's words, the same on every ISA: a TRAP_* kind of
- * patina/syscall.h (a read, write or exec fault, an illegal instruction,
- * ...). *page_fault is set to 1 when it is a page fault the memory
- * manager may resolve (the translation is missing or forbids the
- * access), else 0 (faults of physical protection decode to the same
- * read/write/exec kinds but are never resolved). */
-static inline unsigned arch_trap_kind(const struct trap_frame *tf, int *page_fault);
+/* The trap of tf in words for a report, e.g. "store page fault", and
+ * the machine's own view of it (cause, address and status registers,
+ * every register by its ISA name) printed on the console. Any context
+ * (panic_trap). */
+const char *arch_trap_name(const struct trap_frame *tf);
+void arch_trap_dump(const struct trap_frame *tf);
 /* The caller's program counter and frame pointer, for a backtrace. */
 static inline uint64_t arch_current_pc(void);
 static inline uint64_t arch_frame_pointer(void);
+
+/* --- user registers and kernel contexts --- */
+
+/* struct trap_frame (the registers a trap saved; a thread's user
+ * registers are the one in its struct uframe, member tf), struct uframe
+ * and struct kctx (a kernel context switch_context saves) are the arch's:
+ * generic code holds pointers and names no field but uframe's tf. It
+ * reads and writes registers through these, each one load or store.
+ * enum ureg names the registers generic code needs, with an ISA's value
+ * each: UREG_PC (where the thread resumes), UREG_SP, UREG_FP (the frame
+ * pointer, for backtraces), UREG_TLS, UREG_RA, UREG_SYSNO (the system
+ * call's number), UREG_RET (its result), UREG_ARG0..UREG_ARG6 (its
+ * arguments; the ABI's register words of IPC too). UREG_RET may be the
+ * same register as UREG_ARG0, so a result is written after the
+ * arguments are read. */
+#include "uregs.h"      /* the ISA's: enum ureg and the frame layouts */
+static inline uint64_t uf_get(const struct trap_frame *tf, enum ureg r);
+static inline void uf_set(struct trap_frame *tf, enum ureg r, uint64_t v);
+/* Argument i (< UREG_NARGS) of a system call. */
+static inline uint64_t uf_arg(const struct trap_frame *tf, unsigned i);
+static inline void uf_set_arg(struct trap_frame *tf, unsigned i, uint64_t v);
+/* Make c a context that, switched to, runs thread_trampoline on the
+ * stack whose top is stack. */
+static inline void arch_kctx_init(struct kctx *c, void *stack);
 
 /* --- time and the timer --- */
 
@@ -97,12 +121,31 @@ static inline void arch_ipi_irq_on(void);
 
 /* --- address spaces and the TLB --- */
 
-/* The token that selects an address space: as's root with the paging
- * mode of `levels` levels, tagged with asid. Opaque to the kernel, which
- * only compares, stores and switches to it. */
-static inline uint64_t arch_user_satp(const struct mm_as *as, unsigned levels, uint16_t asid);
+/* The token that selects address space as (its root, in the paging
+ * mode of its table) tagged with asid. Opaque to the kernel, which only
+ * compares, stores and switches to it. */
+static inline uint64_t arch_as_token(const struct mm_as *as, uint16_t asid);
 /* The tag (ASID) of a token; 0: untagged, flushed at every switch. */
-static inline uint16_t arch_satp_asid(uint64_t token);
+static inline uint16_t arch_as_token_asid(uint64_t token);
+/* The number of table levels of the paging mode a token selects, 0 when
+ * it selects none (translation off). */
+static inline unsigned arch_as_token_levels(uint64_t token);
+/* The paging modes are the arch's: the kernel names one by its number of
+ * table levels and lets the arch spell it, choose it and give the mm
+ * core's table for it. Out of line: boot only. */
+/* The levels of the mode called name (as paging= spells it), 0 if the
+ * arch has none by that name. */
+int arch_paging_by_name(const char *name);
+/* The name of the mode with `levels` levels, NULL if the arch has none. */
+const char *arch_paging_name(int levels);
+/* The mode to run: `requested` (0: none) when this hart accepts it,
+ * else the arch's default. */
+int arch_paging_choose(int requested);
+/* The mm core's page-table format for the mode with `levels` levels
+ * (one arch_paging_choose gave), NULL if none; memtypes: every hart has
+ * page-based memory types (the table may carry them). */
+const struct pt_arch *arch_paging_table(int levels, int memtypes);
+
 /* Switch this hart to the address space of a token / the one it runs
  * now. Switching does not flush: the caller flushes when tags cannot
  * tell spaces apart. */

@@ -9,13 +9,13 @@
 #include <patina/errno.h>
 #include "kernel.h"
 #include "kstring.h"
-#include "paging.h"
+#include "arch.h"
 #include "printk.h"
 
 const char *paging_name(int levels)
 {
-	const struct riscv_paging *mode = riscv_paging_by_levels(levels);
-	return mode ? mode->name : "bare";
+	const char *name = arch_paging_name(levels);
+	return name ? name : "bare";
 }
 
 const char *mm_name(enum mm_mode m)
@@ -110,8 +110,8 @@ int bootargs_parse(char *args, struct bootargs *out, char *warn, int warnlen)
 			out->command = last ? p : p + 1;
 			return err;
 		}
-		if (str_starts_with(w, "paging=") && riscv_paging_by_name(w + 7)) {
-			out->paging_levels = riscv_paging_by_name(w + 7)->levels;
+		if (str_starts_with(w, "paging=") && arch_paging_by_name(w + 7)) {
+			out->paging_levels = arch_paging_by_name(w + 7);
 		} else if (!strcmp(w, "mm=adv")) {
 			out->mm = MM_ADV, out->mm_set = 1;
 		} else if (!strcmp(w, "mm=rw")) {

@@ -87,6 +87,6 @@ int harts_init(struct boot_info *bi)
 	cpus = arr;
 	hart_ids = ids;
 	harts_max = n;
-	boot_satp_kernel = boot_config.kernel_satp;
+	boot_kernel_as_token = boot_config.kernel_as_token;
 	return mk_harts_init();
 }

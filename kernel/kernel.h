@@ -7,10 +7,10 @@
 enum mm_mode { MM_ADV, MM_RW, MM_VMA };
 
 struct boot_config {
-	int paging_levels;          /* 3 = Sv39, 4 = Sv48, 5 = Sv57, as running */
+	int paging_levels;          /* table levels of the paging mode running (arch_paging_name) */
 	enum mm_mode mm;
 	const char *command;        /* after " -- ", or NULL for the shell */
-	uint64_t kernel_satp;       /* satp of the kernel page table */
+	uint64_t kernel_as_token;   /* selects the kernel page table (arch_as_token) */
 	unsigned ablate;            /* ABLATE_*: scalability measures turned off to measure them */
 };
 

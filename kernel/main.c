@@ -15,7 +15,6 @@
 #include "kstring.h"
 #include "memmap.h"
 #include "mm_platform.h"
-#include "paging.h"
 #include "panic.h"
 #include "printk.h"
 #include "arch.h"
@@ -27,17 +26,15 @@ struct boot_config boot_config;
 static char bootargs_buf[BI_ARGS_LEN];
 extern char boot_stack[], boot_stack_top[];
 
-/* Paging mode: the request if the hart accepts it, else the default
- * (Sv48 if accepted, else Sv39; Sv57 only on request). */
+/* Paging mode: the arch's choice, the request if the hart accepts it
+ * (arch_paging_choose); a refused request is reported. */
 static int choose_paging(int requested)
 {
-	int dflt = riscv_paging_default();
-	if (requested && !riscv_paging_accepted(requested)) {
+	int levels = arch_paging_choose(requested);
+	if (requested && levels != requested)
 		printk("patina: paging %s not supported, using %s\n",
-		       paging_name(requested), paging_name(dflt));
-		return dflt;
-	}
-	return requested ? requested : dflt;
+		       paging_name(requested), paging_name(levels));
+	return levels;
 }
 
 /* kernel/mk/mkinit.c: start init (the user shell runs the command). */
@@ -90,7 +87,7 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 	boot_config.paging_levels = choose_paging(ba.paging_levels);
 
 	/* Frames first: the mm core builds the kernel page table from them,
-	 * reaching memory 1:1 through the trampoline until satp switches. */
+	 * reaching memory 1:1 through the trampoline until the switch to it. */
 	static struct phys_range freer[MEMMAP_MAX];
 	int nfree = memmap_free_ranges(&boot_info, freer, MEMMAP_MAX);
 	if (nfree < 0)
@@ -100,13 +97,13 @@ void kmain(uint64_t hartid, uint64_t dtb_pa)
 		panic("frame allocator init failed (error %d)", err);
 
 	err = kmap_build(boot_config.paging_levels, &boot_info, boot_config.mm,
-			 &boot_config.kernel_satp);
+			 &boot_config.kernel_as_token);
 	if (err)
 		panic("cannot build the kernel page table (%s)", mm_strerror(err));
-	arch_as_switch(boot_config.kernel_satp);
+	arch_as_switch(boot_config.kernel_as_token);
 	arch_tlb_flush_all();
 	phys_map_base = DIRECT_MAP_BASE;
-	if (arch_as_current() != boot_config.kernel_satp)
+	if (arch_as_current() != boot_config.kernel_as_token)
 		panic("satp rejected %s", paging_name(boot_config.paging_levels));
 	/* Per-hart memory, sized from the device tree. */
 	err = harts_init(&boot_info);

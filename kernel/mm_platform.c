@@ -4,7 +4,6 @@
  * AS by SBI RFENCE (user ASes: kernel/mk/uvm.c, shootdown.h). */
 #include <patina/errno.h>
 #include "mm_platform.h"
-#include "paging.h"
 #include "cortenmm/cursor.h"
 #include "cortenmm/qlock.h"
 #include "cpu.h"
@@ -186,16 +185,14 @@ int kmap_mmio(paddr_t pa, uint64_t len, void **va)
 	return 0;
 }
 
-int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp)
+int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *token)
 {
-	const struct riscv_paging *mode = riscv_paging_by_levels(levels);
+	/* memory types in the table only when every hart has them */
+	int memtypes = bi->ncpus > 0 && !bi->no_svpbmt;
+	const struct pt_arch *arch = arch_paging_table(levels, memtypes);
 	const struct mm_protocol *proto = mm_proto_by_name(mm_name(mm));
-	if (!mode || !proto)
+	if (!arch || !proto)
 		return MM_EINVAL;
-	/* Svpbmt's bits fault on a hart without it: use them only when every
-	 * hart has it (else the PMAs alone give MMIO its device type). */
-	bool svpbmt = bi->ncpus > 0 && !bi->no_svpbmt;
-	const struct pt_arch *arch = svpbmt ? mode->arch_svpbmt : mode->arch;
 	for (int i = 0; i < bi->nmem; i++) {
 		paddr_t end = bi->mem[i].base + bi->mem[i].size;
 		if (end < bi->mem[i].base || end > DIRECT_MAP_SIZE)
@@ -235,6 +232,6 @@ int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t
 	err = mm_as_kernel_seal(&kernel_as);
 	if (err)
 		return err;
-	*satp = arch_user_satp(&kernel_as, (unsigned)levels, 0);   /* ASID 0 */
+	*token = arch_as_token(&kernel_as, 0);   /* ASID 0 */
 	return 0;
 }

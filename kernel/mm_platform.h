@@ -66,9 +66,9 @@ extern struct mm_as kernel_as;
  * svpbmt (user address spaces use the same one).
  * Needs: frame allocator initialised with descriptors of
  * sizeof(struct mm_page); the boot trampoline active (phys_to_virt 1:1).
- * Returns 0 and the satp value in *satp, or an MM_* error (negative).
+ * Returns 0 and its address-space token (arch_as_token) in *token, or an MM_* error (negative).
  */
-int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *satp);
+int kmap_build(int levels, const struct boot_info *bi, enum mm_mode mm, uint64_t *token);
 
 /* The permissions of a kernel mapping of MMIO: RW, global, memory type
  * device where the kernel's table can say so (Svpbmt on every hart);

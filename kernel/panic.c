@@ -71,53 +71,12 @@ void panic(const char *fmt, ...)
 	machine_poweroff(1);
 }
 
-static const char *exc_name(uint64_t code)
-{
-	static const char *const names[] = {
-		"instruction address misaligned", "instruction access fault",
-		"illegal instruction", "breakpoint", "load address misaligned",
-		"load access fault", "store address misaligned", "store access fault",
-		"environment call from U-mode", "environment call from S-mode",
-		"reserved (10)", "reserved (11)", "instruction page fault",
-		"load page fault", "reserved (14)", "store page fault",
-	};
-	return code < sizeof names / sizeof names[0] ? names[code] : "unknown exception";
-}
-
-static const char *irq_name(uint64_t code)
-{
-	switch (code) {
-	case IRQ_S_SOFT: return "supervisor software interrupt";
-	case IRQ_S_TIMER: return "supervisor timer interrupt";
-	case IRQ_S_EXT: return "supervisor external interrupt";
-	default: return "unknown interrupt";
-	}
-}
-
 void panic_trap(const struct trap_frame *tf)
 {
 	panic_enter();
-	uint64_t code = tf->scause & ~SCAUSE_INTR;
-	int intr = (tf->scause & SCAUSE_INTR) != 0;
 	struct cpu *c = this_cpu();
-	printk("panic: unexpected trap: %s (hart %u)\n",
-	       intr ? irq_name(code) : exc_name(code), c ? c->hartid : 0);
-	printk("  scause %016lx  sepc %016lx  stval %016lx  sstatus %016lx\n",
-	       (unsigned long)tf->scause, (unsigned long)tf->sepc,
-	       (unsigned long)tf->stval, (unsigned long)tf->sstatus);
-	static const char *const rn[32] = {
-		"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",
-		"a1", "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
-		"s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6",
-	};
-	for (int i = 1; i < 32; i += 4) {
-		char line[160];
-		int n = 0;
-		for (int j = i; j < i + 4 && j < 32; j++)
-			n += snprintf(line + n, sizeof line - (size_t)n, "  %-4s %016lx",
-				      rn[j], (unsigned long)tf->regs[j]);
-		printk("%s\n", line);
-	}
-	backtrace(tf->sepc, tf->regs[8]);
+	printk("panic: unexpected trap: %s (hart %u)\n", arch_trap_name(tf), c ? c->hartid : 0);
+	arch_trap_dump(tf);
+	backtrace(uf_get(tf, UREG_PC), uf_get(tf, UREG_FP));
 	machine_poweroff(1);
 }

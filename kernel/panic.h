@@ -3,14 +3,15 @@
 #define KERNEL_PANIC_H
 
 #include <stdint.h>
-#include "trap.h"
+struct trap_frame;
 
 /* Print "panic: <message>" and a backtrace, then power off with SRST
  * reason "system failure". Never returns. */
 void panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
-/* Report an unexpected trap (cause decoded, sepc, stval, registers,
- * backtrace) and power off as panic does. */
+/* Report an unexpected trap (its name and the machine's registers as the
+ * arch gives them: arch_trap_name, arch_trap_dump; a backtrace) and
+ * power off as panic does. */
 void panic_trap(const struct trap_frame *tf) __attribute__((noreturn));
 
 /* Print the frame-pointer chain starting at pc with frame pointer fp. */

@@ -136,7 +136,7 @@ void secondary_main(uint64_t hartid, void *opaque)
 {
 	struct cpu *c = opaque;
 	(void)hartid;
-	arch_as_switch(boot_config.kernel_satp);
+	arch_as_switch(boot_config.kernel_as_token);
 	arch_tlb_flush_all();
 	trap_init_hart();
 	if (timer_start_hart())

@@ -1,4 +1,4 @@
-/* Kernel page table tests: built by the mm core, the paging mode in satp,
+/* Kernel page table tests: built by the mm core, the paging mode of the token in effect,
  * the direct map covering all RAM and aliasing the kernel image, image
  * permissions, and the tree's well-formedness. */
 #include "ktest.h"
@@ -7,7 +7,6 @@
 #include "memlayout.h"
 #include "mm_platform.h"
 #include "cortenmm/cursor.h"
-#include "paging.h"
 #include "arch.h"
 #include "fdt.h"
 #include "devtree.h"
@@ -18,16 +17,17 @@
 
 static volatile uint64_t probe_word = 0x1234;
 
-KTEST(10, kmap_satp_mode)
+KTEST(10, kmap_as_token)
 {
-	uint64_t satp = arch_as_current();
-	uint64_t mode = satp >> SATP_MODE_SHIFT;
-	uint64_t want = riscv_paging_by_levels(boot_config.paging_levels)->satp_mode;
-	if (mode != want)
-		return KFAIL("satp mode %lu, banner says %s", (unsigned long)mode,
+	uint64_t token = arch_as_current();
+	unsigned levels = arch_as_token_levels(token);
+	if (levels != (unsigned)boot_config.paging_levels)
+		return KFAIL("the hart translates with %u levels, banner says %s", levels,
 			     paging_name(boot_config.paging_levels));
-	if (satp != arch_user_satp(&kernel_as, kernel_as.arch->levels, arch_satp_asid(satp)))
-		return KFAIL("satp root is not the mm core's kernel AS root");
+	if (token != arch_as_token(&kernel_as, arch_as_token_asid(token)))
+		return KFAIL("the token's root is not the mm core's kernel AS root");
+	if (token != boot_config.kernel_as_token)
+		return KFAIL("the hart runs a token other than the kernel's");
 	if (kernel_as.arch->levels != (unsigned)boot_config.paging_levels)
 		return KFAIL("kernel AS has %u levels", kernel_as.arch->levels);
 	return 0;

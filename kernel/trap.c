@@ -1,9 +1,10 @@
-/* Trap dispatch: interrupts go to their handlers (a device's interrupt
- * becomes a message to its driver, kernel/mk/irq.c); any exception is
- * unexpected until user space exists, and is reported by panic_trap. */
-#include "trap.h"
+/* Traps taken in the kernel, as the arch decoded them (kernel/trapentry.h):
+ * interrupts go to their handlers (a device's interrupt becomes a message
+ * to its driver, kernel/mk/irq.c); the only exception expected is a fault
+ * inside a user copy (kernel/mk/uaccess.c). The arch reports any other
+ * with panic_trap. */
+#include "trapentry.h"
 #include "arch.h"
-#include "panic.h"
 #include "timer.h"
 #include "smp.h"
 #include "kernel.h"
@@ -11,26 +12,26 @@
 
 /* kernel/mk/uaccess.c: a fault inside a user copy is resolved or turned
  * into -E_FAULT for the copy instead of a panic. */
-int uaccess_fixup(struct trap_frame *tf);
+int uaccess_fixup(struct trap_frame *tf, uint64_t addr, unsigned kind, int page_fault);
 
-void trap_dispatch(struct trap_frame *tf)
+void ktrap_interrupt(enum trap_irq irq, int irqs_were_on)
 {
-	if (tf->scause & SCAUSE_INTR) {
-		switch (tf->scause & ~SCAUSE_INTR) {
-		case IRQ_S_TIMER:
-			timer_interrupt(arch_trap_irqs_were_on(tf));
-			return;
-		case IRQ_S_SOFT:
-			ipi_interrupt();
-			return;
-		case IRQ_S_EXT:
-			irq_external();
-			return;
-		}
-	} else if (uaccess_fixup(tf)) {
-		return;
+	switch (irq) {
+	case TRAP_IRQ_TIMER:
+		timer_interrupt(irqs_were_on);
+		break;
+	case TRAP_IRQ_IPI:
+		ipi_interrupt();
+		break;
+	case TRAP_IRQ_EXTERNAL:
+		irq_external();
+		break;
 	}
-	panic_trap(tf);
+}
+
+int ktrap_fault(struct trap_frame *tf, uint64_t addr, unsigned kind, int page_fault)
+{
+	return uaccess_fixup(tf, addr, kind, page_fault);
 }
 
 void trap_init_hart(void)

@@ -115,19 +115,22 @@ static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge)
 	return th->task->fault_ep;
 }
 
-/* A user page fault uvm_fault could not resolve, in the current thread;
- * kind is its TRAP_READ_FAULT, TRAP_WRITE_FAULT or TRAP_EXEC_FAULT
- * (arch_trap_kind), status the page's status word uvm_fault found. 0: return to user (the access is retried, or the thread was killed
+/* A user page fault at va that uvm_fault could not resolve, in the
+ * current thread; kind is its access, TRAP_READ_FAULT, TRAP_WRITE_FAULT
+ * or TRAP_EXEC_FAULT, as the arch decoded it (kernel/trapentry.h), and
+ * status the page's status word uvm_fault found under its cursor: the
+ * message is built from these, nothing is decoded or looked up again.
+ * 0: return to user (the access is retried, or the thread was killed
  * meanwhile and exits on the way out); -E_FAULT: no fault endpoint (the
  * caller kills as before); -E_DEAD: the pager is gone; -E_INVAL: the
  * pager answered FAULT_KILL or garbage. Needs: mk_lock NOT held. Takes
  * no global lock unless the call's reference on the endpoint turns out
  * to be the last one (ep_put_nolock). */
-int fault_to_pager(struct uframe *uf, unsigned kind, uint64_t status)
+int fault_to_pager(uint64_t va, unsigned kind, uint64_t status)
 {
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
-	uint64_t va = uf->tf.stval, badge;
+	uint64_t badge;
 	unsigned long f = spin_lock_irqsave(&t->fault_lock);
 	struct endpoint *e = fault_ep_of(me, &badge);
 	if (e)     /* ours for the call: a new setting cannot free it under us */

@@ -38,6 +38,13 @@
  * SYS_REPLY_RECV's direct switch, the fast path's one extra test). */
 #include "mk.h"
 #include "failalloc.h"
+
+/* The IPC ABI's registers (abi/patina/syscall.h) as system-call argument
+ * numbers (uf_arg): the slot first, then the message words, the badge
+ * (or the extra slot), the transfer flags (or the timeout). */
+#define IPC_ARG_WORD(i) (1u + (unsigned)(i))
+#define IPC_ARG_BADGE   5u
+#define IPC_ARG_FLAGS   6u
 #include "kstring.h"
 #include "timer.h"
 #include "arch.h"
@@ -89,7 +96,7 @@ static void set_result(struct thread *th, long a0)
 	if (th->in_fault == IN_FAULT_CALL)
 		th->fault_result = a0;
 	else
-		th->uf->tf.regs[10] = (uint64_t)a0;
+		uf_set(&th->uf->tf, UREG_RET, (uint64_t)a0);
 }
 
 /* Needs th's endpoint locked; th waits there and is no longer queued. */
@@ -343,10 +350,10 @@ static void deliver(struct thread *s, struct thread *r)
 {
 	struct trap_frame *tf = &r->uf->tf;
 	for (int i = 0; i < IPC_WORDS; i++)
-		tf->regs[11 + i] = s->msg[i];
-	tf->regs[15] = s->badge;
-	tf->regs[16] = 0;
-	tf->regs[10] = 0;
+		uf_set_arg(tf, IPC_ARG_WORD(i), s->msg[i]);
+	uf_set_arg(tf, IPC_ARG_BADGE, s->badge);
+	uf_set_arg(tf, IPC_ARG_FLAGS, 0);
+	uf_set(tf, UREG_RET, 0);
 	if (s->xfer_slot != SLOT_NONE && r->recv_slot != SLOT_NONE) {
 		int err;
 		struct cap *src = cap_lookup(s->task, s->xfer_slot, 0, 0, &err);
@@ -356,7 +363,7 @@ static void deliver(struct thread *s, struct thread *r)
 		if (src && dst) {
 			cap_get_obj(src);
 			cap_install(dst, src, src);
-			tf->regs[16] = IPC_GOT_CAP;
+			uf_set_arg(tf, IPC_ARG_FLAGS, IPC_GOT_CAP);
 		}
 	}
 }
@@ -446,11 +453,11 @@ static long do_send(struct thread *me, struct endpoint *e, int call, int tree)
 static void notice_deliver(const struct notice *n, struct thread *r)
 {
 	struct trap_frame *tf = &r->uf->tf;
-	tf->regs[10] = 0;
+	uf_set(tf, UREG_RET, 0);
 	for (int i = 0; i < IPC_WORDS; i++)
-		tf->regs[11 + i] = n->msg[i];
-	tf->regs[15] = n->badge;
-	tf->regs[16] = 0;
+		uf_set_arg(tf, IPC_ARG_WORD(i), n->msg[i]);
+	uf_set_arg(tf, IPC_ARG_BADGE, n->badge);
+	uf_set_arg(tf, IPC_ARG_FLAGS, 0);
 }
 
 /* Needs the lock that guards n (mk_lock for a death notice, the line
@@ -578,11 +585,11 @@ static void set_reply(struct thread *c, const uint64_t *w)
 		return;
 	}
 	struct trap_frame *tf = &c->uf->tf;
-	tf->regs[10] = 0;
+	uf_set(tf, UREG_RET, 0);
 	for (int i = 0; i < IPC_WORDS; i++)
-		tf->regs[11 + i] = w[i];
-	tf->regs[15] = 0;
-	tf->regs[16] = 0;
+		uf_set_arg(tf, IPC_ARG_WORD(i), w[i]);
+	uf_set_arg(tf, IPC_ARG_BADGE, 0);
+	uf_set_arg(tf, IPC_ARG_FLAGS, 0);
 }
 
 /* Needs irqs off, no endpoint lock held. Answer me->caller with words w
@@ -761,7 +768,7 @@ long sys_ipc(struct uframe *uf, long nr)
 	if (nr != SYS_RECV_TIMED && nr != SYS_CALL_TIMED)
 		return sys_ipc_op(uf, nr);
 	struct thread *me = cur_thread();
-	uint64_t us = uf->tf.regs[16];
+	uint64_t us = uf_arg(&uf->tf, IPC_ARG_FLAGS);
 	if (!us || us > IPC_TIMEOUT_MAX_US)
 		return -E_INVAL;
 	__atomic_add_fetch(&timed_waits, 1, __ATOMIC_ACQ_REL);
@@ -782,11 +789,11 @@ static long sys_ipc_op(struct uframe *uf, long nr)
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
 	struct trap_frame *tf = &uf->tf;
-	long slot = (long)tf->regs[10];
+	long slot = (long)uf_arg(tf, 0);
 	uint64_t w[IPC_WORDS];
 	for (int i = 0; i < IPC_WORDS; i++)
-		w[i] = tf->regs[11 + i];
-	long extra = (long)tf->regs[15];
+		w[i] = uf_arg(tf, IPC_ARG_WORD(i));
+	long extra = (long)uf_arg(tf, IPC_ARG_BADGE);
 	int err = 0;
 
 	/* Killed while it ran (a kill then only sets the flag): it must not

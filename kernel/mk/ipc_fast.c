@@ -52,7 +52,7 @@ void fast_call(struct thread *me, struct endpoint *e, uint64_t slot, uint64_t ba
 	if (!e->receivers)
 		e->receivers_tail = NULL;
 	p->rq_next = NULL;
-	p->uf->tf.regs[15] = badge;
+	uf_set_arg(&p->uf->tf, 5, badge);   /* a message's badge register */
 	uint64_t seq = ++me->call_seq;      /* a new call: replies for older ones find nothing */
 	me->ep_slot = (long)slot;
 	p->caller = me;
@@ -76,7 +76,7 @@ void fast_reply_recv(struct thread *me, struct endpoint *e, uint64_t slot, uint6
 	else
 		e->receivers = me;
 	e->receivers_tail = me;
-	from->regs[10] = (uint64_t)-E_DEAD;   /* overwritten when a sender comes */
+	uf_set(from, UREG_RET, (uint64_t)-E_DEAD);   /* overwritten when a sender comes */
 }
 
 /* The fast path of one call kind (call: SYS_CALL, else SYS_REPLY_RECV;
@@ -135,8 +135,8 @@ struct ipc_handoff fastpath(int call, uint64_t slot, uint64_t extra, struct ufra
 	}
 	/* Read before the blocking exchange, which makes the compiler read
 	 * again. */
-	uint64_t satp = pt->satp;
-	int switch_as = satp != rq->cur_satp;
+	uint64_t token = pt->as_token;
+	int switch_as = token != rq->cur_token;
 	if (switch_as && !sched_as_ready(rq, pt))
 		goto slow;
 	if (call) {
@@ -152,7 +152,7 @@ struct ipc_handoff fastpath(int call, uint64_t slot, uint64_t extra, struct ufra
 	p->ep = NULL;
 	sched_handoff(rq, me, p);
 	if (switch_as)
-		sched_satp_write(rq, pt, satp);
+		sched_as_write(rq, pt, token);
 	h.prev = me;
 	h.next = p;
 slow:

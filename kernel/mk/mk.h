@@ -42,8 +42,8 @@
 #include <patina/syscall.h>
 #include <cortenmm/mm.h>
 #include <cortenmm/cursor.h>
-#include "trap.h"
 #include "arch.h"
+#include "trapentry.h"
 #include "hartmask.h"
 #include "spinlock.h"
 #include "cpu.h"
@@ -63,18 +63,9 @@
 
 extern spinlock_t mk_lock;
 
-/* Saved kernel context (uentry.S switch_context layout). */
-struct kctx {
-	uint64_t ra, sp, s[12];
-};
-
-/* Top of a thread's kernel stack: the user registers, then the kernel tp
- * user_vector restores (uentry.S UF_KTP). 16-byte multiple. */
-struct uframe {
-	struct trap_frame tf;
-	uint64_t kernel_tp;
-	uint64_t pad;
-};
+/* struct kctx (a saved kernel context) and struct uframe (the top of a
+ * thread's kernel stack: its user registers, member tf) are the arch's
+ * (kernel/arch.h): held here, their fields are not named. */
 
 enum tstate { T_FREE, T_RUNNABLE, T_RUNNING, T_BLOCKED, T_DEAD };
 /* Why a T_BLOCKED thread waits. B_SEND, B_RECV and B_REPLY are IPC waits,
@@ -197,7 +188,9 @@ struct task {
 	struct mm_as as;
 	int as_live;                /* as exists (created, not yet destroyed) */
 	uint16_t asid;
-	uint64_t satp;              /* satp selecting as (fixed while as_live): no recompute per switch */
+	/* The token selecting as (arch_as_token; fixed while as_live): no
+	 * recompute per switch. */
+	uint64_t as_token;
 	struct hartmask hart_mask;  /* logical harts with this AS loaded now (TLB shootdown) */
 	uint32_t tlb_gen;           /* moves on at each flush of this AS (uvm.c) */
 	uint32_t icache_gen;        /* moves on when code may have changed (uvm_icache_sync) */
@@ -304,7 +297,7 @@ struct rq {
 	struct thread *cur;
 	struct thread *idle_thread;
 	uint16_t cur_asid;
-	uint64_t cur_satp;
+	uint64_t cur_token;         /* the address-space token in effect here */
 	/* Bit i: this hart has loaded task i's address space since it last
 	 * ran on the kernel's (idle, kernel threads); its bit in that task's
 	 * hart_mask is set. Loading the kernel's clears them all. */
@@ -312,8 +305,8 @@ struct rq {
 	/* as_ready[t->id]: t's as_gen when this hart last
 	 * activated t's address space in full (sched_activate: hart_mask bit,
 	 * ASID flush check, fence.i), 0 when it has not since t was created or
-	 * when t has no ASID. While it is current, switching to t is a satp
-	 * write (sched_as_ready). */
+	 * when t has no ASID. While it is current, switching to t is a token
+	 * switch (sched_as_ready). */
 	uint32_t as_ready[MAX_TASKS];
 	/* Switches made by sched_switch: the idle loop's look for progress.
 	 * IPC handoffs are not counted; none starts from the idle thread. */
@@ -373,20 +366,20 @@ void sched_switch(void);                            /* irqs off */
 void sched_idle_loop(void) __attribute__((noreturn));
 void sched_finish_switch(struct kctx *prev);
 void sched_activate(struct thread *next);
-void sched_unload_all(struct rq *rq);                /* irqs off: see sched_satp_write */
+void sched_unload_all(struct rq *rq);                /* irqs off: see sched_as_write */
 /* Needs: irqs off; t's bit in t->hart_mask set and its TLB state settled
  * here (sched_activate, sched_as_ready), or t NULL for the kernel's
- * address space. Put satp (t's) in effect here. Loading the kernel's
+ * address space. Put token (t's) in effect here. Loading the kernel's
  * address space (the hart goes idle or runs a kernel thread) takes this
  * hart out of the hart_mask of every task it loaded since it last did
  * (sched_unload_all): flushes of those stop targeting it. A user address
  * space left for another keeps its bit until then, so a hart passing IPCs
  * between tasks needs no atomic per switch; that bit only makes flushes
  * of that space reach this hart too. */
-static inline void sched_satp_write(struct rq *rq, struct task *t, uint64_t satp)
+static inline void sched_as_write(struct rq *rq, struct task *t, uint64_t token)
 {
-	arch_as_switch(satp);
-	rq->cur_satp = satp;
+	arch_as_switch(token);
+	rq->cur_token = token;
 	if (!t && rq->loaded)
 		sched_unload_all(rq);
 }
@@ -415,7 +408,7 @@ extern uint64_t user_top;                           /* first address above user 
 /* --- uaccess.c --- */
 int copy_from_user(void *dst, uint64_t usrc, size_t n);
 int copy_to_user(uint64_t udst, const void *src, size_t n);
-int uaccess_fixup(struct trap_frame *tf);
+int uaccess_fixup(struct trap_frame *tf, uint64_t addr, unsigned kind, int page_fault);
 extern volatile unsigned long uaccess_faults_fixed;
 
 /* --- task.c --- */
@@ -652,7 +645,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 
 /* --- fault.c: fault endpoints (pagers) --- */
 long sys_fault_ep_set(struct task *t, long target, long ep);
-int fault_to_pager(struct uframe *uf, unsigned kind, uint64_t status); /* 0: retry the access; -E_FAULT: no pager; else kill */
+int fault_to_pager(uint64_t va, unsigned kind, uint64_t status); /* 0: retry the access; -E_FAULT: no pager; else kill */
 uint64_t fault_status_word(const struct mm_info *info);   /* pager.h's status word of a page */
 void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
 void fault_ep_drop_task(struct task *t);             /* mk_lock held */
@@ -707,11 +700,8 @@ void syscall_dispatch(struct uframe *uf);
 /* Does t hold, in slot, a cap of this type with these rights? 0 or the
  * lookup's error; takes t's cspace_lock (mk_lock NOT needed). */
 int has_cap(struct task *t, long slot, int type, unsigned rights);
-void user_trap(struct uframe *uf);
-void return_to_user(void) __attribute__((noreturn));
 extern void user_return(struct uframe *uf) __attribute__((noreturn));
 extern struct kctx *switch_context(struct kctx *from, struct kctx *to);
-extern char thread_trampoline[];
 /* uentry.S: move to the kernel stack whose top is uf (nothing on it in
  * use) and continue in sched_handoff_done(prev, next) there. */
 extern void sched_resume_on(struct thread *prev, struct thread *next, struct uframe *uf)
@@ -720,7 +710,7 @@ void sched_handoff_done(struct thread *prev, struct thread *next) __attribute__(
 void sched_handoff_requeue(struct thread *prev);
 
 /* Whether switching this hart to t's address space needs nothing but a
- * satp write: this hart has activated t in full since t's code last
+ * token switch: this hart has activated t in full since t's code last
  * changed and since t's address space was last flushed (rq->as_ready
  * holds t->as_gen as read at that activation, before icache_gen and
  * tlb_gen, uvm_asid_activate; as_gen moves on after either of them, and
@@ -728,7 +718,7 @@ void sched_handoff_requeue(struct thread *prev);
  * t->hart_mask is set (sched_unload_all clears both), set by a
  * sequentially consistent RMW before these reads: a flush either targets
  * this hart or moves as_gen where we see it. The caller has seen that
- * t's satp is not the one in effect (that needs no check at all). */
+ * t's token is not the one in effect (that needs no check at all). */
 static inline __attribute__((always_inline)) int sched_as_ready(const struct rq *rq, const struct task *t)
 {
 	return rq->as_ready[t->id] == __atomic_load_n(&t->as_gen, __ATOMIC_ACQUIRE);

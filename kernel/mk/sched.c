@@ -188,13 +188,13 @@ void sched_wake(struct thread *th)
 }
 
 /* Needs: irqs off. Switch this hart to next's address space unless it is
- * already on it: satp cached per task (uvm_as_create), no satp write and
+ * already on it: token cached per task (uvm_as_create), no switch and
  * no flush when the address space does not change. */
 void sched_activate(struct thread *next)
 {
 	struct rq *rq = this_rq();
-	uint64_t satp = next->task ? next->task->satp : boot_config.kernel_satp;
-	if (satp == rq->cur_satp)
+	uint64_t token = next->task ? next->task->as_token : boot_config.kernel_as_token;
+	if (token == rq->cur_token)
 		return;      /* same address space: its hart_mask bit is already set */
 	struct task *t = next->task;
 	if (t) {
@@ -202,11 +202,11 @@ void sched_activate(struct thread *next)
 		rq->loaded |= 1ull << t->id;
 		uint32_t ig = uvm_asid_activate(t);
 		/* Without an ASID every switch must flush: never "ready". */
-		rq->as_ready[t->id] = arch_satp_asid(satp) ? ig : 0;
+		rq->as_ready[t->id] = arch_as_token_asid(token) ? ig : 0;
 	}
-	sched_satp_write(rq, t, satp);
+	sched_as_write(rq, t, token);
 	/* Without ASIDs every AS shares tag 0: flush on each switch. */
-	if (!t || !arch_satp_asid(satp))
+	if (!t || !arch_as_token_asid(token))
 		arch_tlb_flush_all();
 }
 
@@ -335,8 +335,7 @@ static void switch_to(struct rq *rq, struct thread *prev, struct thread *next)
 	/* A handoff left next with only its return to user to do (and did
 	 * not write ctx, to stay short); prev's ctx is saved for real now. */
 	if (next->ctx_fresh) {
-		next->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
-		next->ctx.sp = (uint64_t)(uintptr_t)next->uf;
+		arch_kctx_init(&next->ctx, next->uf);
 		next->ctx_fresh = 0;
 	}
 	prev->ctx_fresh = 0;
@@ -385,10 +384,10 @@ void sched_idle_loop(void)
 	idle->id = -1 - (int)idx;
 	rq->idle_thread = idle;
 	rq->cur = idle;
-	rq->cur_satp = arch_as_current();
+	rq->cur_token = arch_as_current();
 	for (;;) {
 		irq_disable();
-		if (rq->cur_satp != boot_config.kernel_satp)
+		if (rq->cur_token != boot_config.kernel_as_token)
 			sched_activate(idle);
 		/* Announce idleness before the last look at the queues; see
 		 * sched_wake. */

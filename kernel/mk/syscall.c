@@ -16,7 +16,7 @@
 #include "smp.h"
 #include "failalloc.h"
 
-#define A(i) (uf->tf.regs[10 + (i)])
+#define A(i) uf_arg(&uf->tf, i)
 
 /* Does t hold, in slot, a cap of this type with these rights? 0 or the
  * lookup error. A lookup only: t's CSpace lock, not mk_lock (console
@@ -439,7 +439,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		/* Kernel tests expect the kernel address space, as at boot. */
 		int counts[3];
 		unsigned long fl = irq_save();
-		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
+		sched_as_write(this_rq(), NULL, boot_config.kernel_as_token);
 		irq_restore(fl);
 		counts[1] = ktest_run_each(buf, &counts[0], &counts[2]);
 		/* Back to our address space the scheduler's way, on whichever
@@ -514,7 +514,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		 * by how much a loaded host lets the other harts run in a
 		 * fixed window; the time (a's low half) is then a hang guard.
 		 * *b is polled through the direct map (this hart is on the
-		 * kernel's satp), its frame held by a reference taken under
+		 * kernel's token), its frame held by a reference taken under
 		 * the page's cursor lock so no unmap frees it meanwhile. */
 		uint64_t us = a & 0xffffffffu, need = a >> 32;
 		long c0, c1;
@@ -539,7 +539,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 				return -E_FAULT;
 		}
 		f = spin_lock_irqsave(&mk_lock);
-		sched_satp_write(this_rq(), NULL, boot_config.kernel_satp);
+		sched_as_write(this_rq(), NULL, boot_config.kernel_as_token);
 		if (need) {
 			/* Counted from when the lock is held: what moved while
 			 * this hart waited for it proves nothing. */
@@ -572,7 +572,7 @@ void syscall_dispatch(struct uframe *uf)
 {
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
-	long nr = (long)uf->tf.regs[17];
+	long nr = (long)uf_get(&uf->tf, UREG_SYSNO);
 	long r;
 	switch (nr) {
 	case SYS_PUTS: r = sys_puts(t, A(0), A(1), A(2)); break;
@@ -626,5 +626,5 @@ void syscall_dispatch(struct uframe *uf)
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)
-		A(0) = (uint64_t)r;
+		uf_set(&uf->tf, UREG_RET, (uint64_t)r);
 }

@@ -607,8 +607,8 @@ int task_spawn_module(struct task *parent, int module, uint64_t arg, const struc
  * killed meanwhile (its thread then exits on its own). */
 int task_start(struct spawned *sp)
 {
-	uint64_t regs[4] = { sp->arg, sp->argc, sp->argv, sp->module };
-	int err = thread_start_user_args(sp->th, sp->entry, sp->sp, regs);
+	uint64_t args[4] = { sp->arg, sp->argc, sp->argv, sp->module };
+	int err = thread_start_user_args(sp->th, sp->entry, sp->sp, args);
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	sp->th->refs--;
 	thread_put(sp->th);

@@ -53,8 +53,7 @@ struct thread *thread_alloc(struct task *t, int *err)
 		/* Runnable from birth: a thread killed before it was started
 		 * still goes through thread_first_run and exits cleanly. */
 		memset(&th->uf->tf, 0, sizeof th->uf->tf);
-		th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
-		th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
+		arch_kctx_init(&th->ctx, th->uf);
 		th->ctx_fresh = 0;
 		if (t) {
 			th->task_next = t->threads;
@@ -92,10 +91,10 @@ int thread_start_user_args(struct thread *th, uint64_t pc, uint64_t sp, const ui
 	int ok = th->state == T_BLOCKED && th->block == B_BORN && !th->killed;
 	if (ok) {
 		th->block = B_NONE;
-		th->uf->tf.sepc = pc;
-		th->uf->tf.regs[2] = sp;
-		for (int i = 0; i < 4; i++)
-			th->uf->tf.regs[10 + i] = args[i];
+		uf_set(&th->uf->tf, UREG_PC, pc);
+		uf_set(&th->uf->tf, UREG_SP, sp);
+		for (unsigned i = 0; i < 4; i++)
+			uf_set_arg(&th->uf->tf, i, args[i]);
 		th->state = T_RUNNABLE;
 		sched_wake(th);
 	}
@@ -114,8 +113,7 @@ struct thread *kthread_create(void (*fn)(void *), void *arg, int affinity)
 		th->karg = arg;
 		th->affinity = affinity;
 		th->prio = PRIO_KERNEL;         /* above every user level */
-		th->ctx.ra = (uint64_t)(uintptr_t)thread_trampoline;
-		th->ctx.sp = (uint64_t)(uintptr_t)th->uf;
+		arch_kctx_init(&th->ctx, th->uf);
 		th->state = T_RUNNABLE;
 		sched_wake(th);
 	}

@@ -47,23 +47,23 @@ int copy_to_user(uint64_t udst, const void *src, size_t n)
 	return (int)r;
 }
 
-/* Called by trap_dispatch for a kernel-mode exception. Returns 1 when the
- * trap was a user-copy fault and the frame was edited to retry or bail. */
-int uaccess_fixup(struct trap_frame *tf)
+/* Called by ktrap_fault (kernel/trap.c) for a kernel-mode exception of
+ * kind (TRAP_*) at addr, page_fault as the arch decoded it. Returns 1 when
+ * the trap was a user-copy fault and the frame was edited to retry or
+ * bail. */
+int uaccess_fixup(struct trap_frame *tf, uint64_t addr, unsigned kind, int page_fault)
 {
-	uint64_t pc = tf->sepc;
+	uint64_t pc = uf_get(tf, UREG_PC);
 	if (pc < (uint64_t)(uintptr_t)uaccess_copy ||
 	    pc >= (uint64_t)(uintptr_t)uaccess_copy_end)
 		return 0;
-	int page_fault;
-	unsigned kind = arch_trap_kind(tf, &page_fault);
 	if (kind != TRAP_READ_FAULT && kind != TRAP_WRITE_FAULT)
 		return 0;
 	struct thread *th = cur_thread();
 	if (page_fault && th && th->task &&
-	    uvm_fault(th->task, tf->stval, kind == TRAP_WRITE_FAULT, 0, NULL) == 0)
+	    uvm_fault(th->task, addr, kind == TRAP_WRITE_FAULT, 0, NULL) == 0)
 		return 1;     /* resolved: retry the load/store */
 	__atomic_fetch_add(&uaccess_faults_fixed, 1, __ATOMIC_RELAXED);
-	tf->sepc = (uint64_t)(uintptr_t)uaccess_fault;
+	uf_set(tf, UREG_PC, (uint64_t)(uintptr_t)uaccess_fault);
 	return 1;
 }

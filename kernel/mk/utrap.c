@@ -1,15 +1,16 @@
-/* Traps from user mode: syscalls, page faults (anonymous memory resolved
- * in-kernel; anything else goes to the thread's fault endpoint if it has
- * one (fault.c), else kills the task), timer preemption, IPIs, device
- * interrupts (messages to their drivers, irq.c). */
+/* Traps from user mode, as the arch decoded them (kernel/trapentry.h):
+ * system calls, page faults (anonymous memory resolved in-kernel;
+ * anything else goes to the thread's fault endpoint if it has one
+ * (fault.c), else kills the task), other exceptions (kill the task),
+ * timer preemption, IPIs, device interrupts (messages to their drivers,
+ * irq.c). */
 #include "mk.h"
 #include "arch.h"
+#include "trapentry.h"
 #include "timer.h"
 #include "smp.h"
 #include "printk.h"
 #include "irqchip.h"
-
-#define CAUSE_ECALL_U 8
 
 static const char *const trap_names[] = {
 	[TRAP_READ_FAULT] = "read fault", [TRAP_WRITE_FAULT] = "write fault",
@@ -18,68 +19,71 @@ static const char *const trap_names[] = {
 	[TRAP_OTHER] = "other exception",
 };
 
-/* The current thread took an exception of `kind` (TRAP_*, arch_trap_kind)
- * that nobody resolves: its task ends with EXIT_TRAP(kind). Needs:
- * mk_lock NOT held. Does not return. */
-static __attribute__((noreturn)) void kill_current_task(struct uframe *uf, unsigned kind, const char *why)
+/* The current thread took an exception of `kind` (TRAP_*) at addr (the
+ * arch's trap value) that nobody resolves: its task ends with
+ * EXIT_TRAP(kind). Needs: mk_lock NOT held. Does not return. */
+static __attribute__((noreturn)) void kill_current_task(struct uframe *uf, unsigned kind,
+							 uint64_t addr, const char *why)
 {
 	struct thread *th = cur_thread();
-	printk("task %d: %s (%s, scause %lu, stval %lx, pc %lx): killed\n", th->task->id, why,
-	       trap_names[kind], (unsigned long)uf->tf.scause, (unsigned long)uf->tf.stval,
-	       (unsigned long)uf->tf.sepc);
+	printk("task %d: %s (%s at %lx, pc %lx): killed\n", th->task->id, why, trap_names[kind],
+	       (unsigned long)addr, (unsigned long)uf_get(&uf->tf, UREG_PC));
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	task_exit(th->task, EXIT_TRAP(kind));
 	spin_unlock_irqrestore(&mk_lock, f);
 	thread_exit();
 }
 
-void user_trap(struct uframe *uf)
+void utrap_interrupt(struct uframe *uf, enum trap_irq irq)
 {
-	uint64_t cause = uf->tf.scause;
-	if (cause & SCAUSE_INTR) {
-		switch (cause & ~SCAUSE_INTR) {
-		case IRQ_S_TIMER:
-			timer_interrupt(1);   /* from user: a quiescent state */
-			cur_thread()->ticks++;
-			sched_yield();
-			break;
-		case IRQ_S_SOFT:
-			ipi_interrupt();
-			break;
-		case IRQ_S_EXT:
-			/* Its message wakes the driver: at once on an idle hart;
-			 * here, as soon as this thread yields, which it does now
-			 * rather than at the end of its tick (a driver is usually
-			 * woken on the hart that takes its interrupts, where it
-			 * last ran). */
-			irq_external();
-			sched_yield();
-			break;
-		}
-	} else if (cause == CAUSE_ECALL_U) {
-		/* sepc already points past the ecall (user_vector). */
-		irq_enable();
-		syscall_dispatch(uf);
-	} else {
-		int page_fault;
-		unsigned kind = arch_trap_kind(&uf->tf, &page_fault);
-		irq_enable();
-		if (!page_fault)
-			kill_current_task(uf, kind, "exception");
-		uint64_t status;
-		int err = uvm_fault(cur_thread()->task, uf->tf.stval, kind == TRAP_WRITE_FAULT,
-				    kind == TRAP_EXEC_FAULT, &status);
-		if (err == -E_FAULT) {
-			err = fault_to_pager(uf, kind, status);
-			if (err)
-				kill_current_task(uf, kind, err == -E_FAULT ? "page fault nobody handles" :
-						  err == -E_DEAD ? "page fault, pager gone" :
-						  "page fault refused by the pager");
-		} else if (err) {
-			kill_current_task(uf, kind, "out of memory in a page fault");
-		}
+	(void)uf;
+	switch (irq) {
+	case TRAP_IRQ_TIMER:
+		timer_interrupt(1);   /* from user: a quiescent state */
+		cur_thread()->ticks++;
+		sched_yield();
+		break;
+	case TRAP_IRQ_IPI:
+		ipi_interrupt();
+		break;
+	case TRAP_IRQ_EXTERNAL:
+		/* Its message wakes the driver: at once on an idle hart; here,
+		 * as soon as this thread yields, which it does now rather than
+		 * at the end of its tick (a driver is usually woken on the hart
+		 * that takes its interrupts, where it last ran). */
+		irq_external();
+		sched_yield();
+		break;
 	}
-	return_to_user();
+}
+
+void utrap_syscall(struct uframe *uf)
+{
+	irq_enable();
+	syscall_dispatch(uf);
+}
+
+void utrap_exception(struct uframe *uf, unsigned kind, uint64_t addr)
+{
+	irq_enable();
+	kill_current_task(uf, kind, addr, "exception");
+}
+
+void utrap_page_fault(struct uframe *uf, uint64_t addr, unsigned kind)
+{
+	irq_enable();
+	uint64_t status;
+	int err = uvm_fault(cur_thread()->task, addr, kind == TRAP_WRITE_FAULT,
+			    kind == TRAP_EXEC_FAULT, &status);
+	if (err == -E_FAULT) {
+		err = fault_to_pager(addr, kind, status);
+		if (err)
+			kill_current_task(uf, kind, addr, err == -E_FAULT ? "page fault nobody handles" :
+					  err == -E_DEAD ? "page fault, pager gone" :
+					  "page fault refused by the pager");
+	} else if (err) {
+		kill_current_task(uf, kind, addr, "out of memory in a page fault");
+	}
 }
 
 void return_to_user(void)

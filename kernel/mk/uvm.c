@@ -13,7 +13,6 @@
 #include "printk.h"
 #include "rcu.h"
 #include "mm_platform.h"
-#include "paging.h"
 #include "uvm_frames.h"
 #include "harts.h"
 #include "shootdown.h"
@@ -504,7 +503,7 @@ int uvm_init(void)
 	uarch = kernel_as.arch;      /* user ASes share its kernel half: same table */
 	uproto = kernel_as.proto;    /* the protocol the boot line chose (kmap_build) */
 	user_top = uarch->user_last + 1;
-	/* ASID probe: how many bits does satp keep? */
+	/* ASID probe: how many tag bits does the hart keep? */
 	asid_bits = arch_asid_bits_probe();
 	if ((1 << asid_bits) <= MAX_TASKS)
 		asid_bits = 0;     /* too few to give each task its own */
@@ -554,16 +553,16 @@ int uvm_as_create(struct task *t)
 	mm_as_share_kernel(&t->as, &kernel_as);
 	t->as.flush_locked = (boot_config.ablate & ABLATE_LATEFLUSH) != 0;
 	t->asid = asid_alloc();
-	/* The root and the ASID stay until uvm_as_destroy: compose satp once,
+	/* The root and the ASID stay until uvm_as_destroy: compose the token once,
 	 * not at every switch to t. */
-	t->satp = arch_user_satp(&t->as, uarch->levels, t->asid);
+	t->as_token = arch_as_token(&t->as, t->asid);
 	t->icache_gen = 1;    /* every hart fences before it first runs t */
 	t->as_gen = 1;        /* never the 0 of an as_ready that was reset */
 	t->as_live = 1;
 	return 0;
 }
 
-/* Needs: no thread of t runs or will run again (no hart has its satp).
+/* Needs: no thread of t runs or will run again (no hart has its token in effect).
  * Every mapping is removed (frames released, TLBs flushed on every hart
  * that ran it), so the ASID can be handed out again. */
 void uvm_as_destroy(struct task *t)
@@ -574,7 +573,7 @@ void uvm_as_destroy(struct task *t)
 	mm_as_destroy(&t->as);
 	asid_free(t->asid);
 	t->asid = 0;
-	t->satp = 0;
+	t->as_token = 0;
 }
 
 /* Instruction fetch coherence. Code reaches a user page by data stores
@@ -633,7 +632,7 @@ uint32_t uvm_asid_activate(struct task *t)
 /* A fault found va already resolved (another hart won the race): the
  * hardware may still hold the invalid or read-only translation this hart
  * faulted on, until it fences. A local fence of the page is enough, as
- * only this hart saw the stale entry. Needs: t's satp on this hart. */
+ * only this hart saw the stale entry. Needs: t's address space in effect on this hart. */
 static void local_flush_page(struct task *t, uint64_t va)
 {
 	if (asid_bits)

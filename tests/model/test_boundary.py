@@ -8,7 +8,8 @@
       it must pass; and each planted violation alone (a marked line, or a
       run of adjacent marked lines: one statement over several lines),
       put back into that clean copy, must make it fail naming exactly its
-      file:line(s).
+      file:line(s). A marker that names rules (BOUNDARY-EXPECT: rule,
+      rule) must be reported under exactly those rules.
 """
 
 import os
@@ -27,6 +28,35 @@ def check(script, root):
     p = subprocess.run([sys.executable, script, root], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     return p.returncode, p.stdout
+
+
+MARK_RULES = re.compile(MARK + r":\s*(.*?)\s*(?:\*/|$)")
+
+
+def marked_rules(root):
+    """{file:line: set of rule names} for the markers that name rules."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if not f.endswith((".c", ".h", ".S", ".s")):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            with open(path, encoding="utf-8") as fh:
+                for ln, line in enumerate(fh, 1):
+                    m = MARK_RULES.search(line)
+                    if m:
+                        out["%s:%d" % (rel, ln)] = set(
+                            r.strip() for r in m.group(1).split(","))
+    return out
+
+
+def reported_rules(out):
+    """{file:line: set of rule names} of a report."""
+    got = {}
+    for m in re.finditer(r"^(\S+:\d+): (.+?): ", out, re.M):
+        got.setdefault(m.group(1), set()).add(m.group(2))
+    return got
 
 
 def marked(root):
@@ -119,6 +149,14 @@ def test_fixture(script):
         for extra in sorted(got - want):
             print("FAIL: false alarm %s" % extra)
             bad = 1
+        named = marked_rules(tree)
+        rules = reported_rules(out)
+        for where in sorted(named):
+            if rules.get(where, set()) != named[where]:
+                print("FAIL: %s reported as %s, want %s" % (
+                    where, sorted(rules.get(where, set())),
+                    sorted(named[where])))
+                bad = 1
         # Remove the violating lines: what is left (legitimate kernel code,
         # comments and strings about PTEs, allowed dirs) must pass.
         for dirpath, _, files in os.walk(tree):
@@ -134,8 +172,9 @@ def test_fixture(script):
             print("FAIL: exit %d on the fixture without violations" % rc2)
             bad = 1
         if not bad:
-            print("PASS: %d planted violations reported exactly; clean copy "
-                  "passes" % len(want))
+            print("PASS: %d planted violations reported exactly (%d under "
+                  "their named rules); clean copy passes" % (len(want),
+                                                            len(named)))
         return test_each(script, tree, work, want) or bad
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -19,7 +19,7 @@ int peek(struct mm_as *as, unsigned long *table)
 	return (int)(e & SV_D); /* BOUNDARY-EXPECT */
 }
 
-unsigned long make_satp(struct mm_as *as)
+unsigned long make_token(struct mm_as *as)
 {
 	return (8ul << SATP_MODE_SHIFT) | (as->root_pa >> 12); /* BOUNDARY-EXPECT */
 }

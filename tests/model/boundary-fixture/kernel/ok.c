@@ -23,13 +23,13 @@ int map_one(struct mm_as *as, unsigned long va, unsigned long pa)
 
 unsigned long paging_mode(void)
 {
-	/* reading the mode and writing an opaque, arch-built satp through
-	 * the hooks are fine */
-	arch_as_switch(boot_satp_value());
+	/* switching to an opaque, arch-built token (a satp value on
+	 * RISC-V) through the hooks is fine */
+	arch_as_switch(boot_as_token_value());
 	arch_tlb_flush_all();
 	(void)why;
 	(void)msg;
 	(void)tick;
 	(void)KERNEL_FLAG;   /* kernel/pte-names is no table folder's: not a PTE name */
-	return arch_as_current() >> SATP_MODE_SHIFT;
+	return arch_as_token_levels(arch_as_current());
 }
