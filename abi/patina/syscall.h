@@ -83,6 +83,10 @@ enum patina_sys {
 	SYS_IRQ_BIND,          /* (irq, endpoint or SLOT_NONE): patina/device.h */
 	SYS_IRQ_ACK,           /* (irq): patina/device.h */
 	SYS_DMA_ADDR,          /* (mmio with R_DMA, frame) -> physical address: patina/device.h */
+	SYS_FAULT_EP_SETF,     /* (target, endpoint or SLOT_NONE, flags): SYS_FAULT_EP_SET with
+	                        * FAULT_EP_* flags (patina/pager.h); E_INVAL for unknown bits */
+	SYS_FAULT_KILL,        /* (region with R_MAP, va): refuse an asynchronous fault: every thread
+	                        * waiting on that page dies as for FAULT_KILL (patina/pager.h) */
 	SYS_COUNT
 };
 

@@ -611,7 +611,9 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_DEBUG: r = sys_debug(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_THREAD_SELF_HART: r = this_cpu()->index; break;
 	case SYS_THREAD_KILL: r = sys_thread_kill(t, A(0)); break;
-	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1)); break;
+	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1), 0); break;
+	case SYS_FAULT_EP_SETF: r = sys_fault_ep_set(t, A(0), A(1), A(2)); break;
+	case SYS_FAULT_KILL: r = sys_fault_kill(t, A(0), A(1)); break;
 	case SYS_TASK_CREATE: r = sys_task_create(t, A(0), A(1), A(2)); break;
 	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_TASK_NOTIFY: r = sys_task_notify(t, A(0), A(1)); break;
