@@ -186,6 +186,7 @@ struct kcounters {
 	unsigned long notices;         /* death notices registered or waiting to be received */
 	unsigned long txn_overdraws;   /* region transactions that needed frames they had not
 	                                * planned for (mm_txn_overdraws): always 0 */
+	unsigned long pagewaits;       /* pages threads wait on in asynchronous faults (pager.h) */
 };
 
 /* IPC: number of message words in registers, and "no cap" for xfer slots. */

@@ -3,6 +3,7 @@
  * mk_lock) and changes state only once nothing can fail. */
 #include "mk.h"
 #include "region_supply.h"
+#include "pagewait.h"
 #include "kstring.h"
 #include "printk.h"
 #include "cmd.h"
@@ -468,6 +469,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		kc.frame_objs = (unsigned long)uvm_frames_in_use();
 		kc.caps = caps_live();
 		kc.notices = notices_live();
+		kc.pagewaits = pagewait_live();
 		kc.txn_overdraws = __atomic_load_n(&mm_txn_overdraws, __ATOMIC_RELAXED);
 		kc.kernel_faults = 0;  /* an unexpected kernel trap panics: none survive */
 		for (uint32_t i = 0; i < ncpus; i++)
