@@ -782,3 +782,96 @@ out:
 		return 1;
 	return pp_counters_back(&before, self0, why);
 }
+
+/* --- plat_pager_async_deferred --- */
+
+#define PP_ASYNC_SRC 0x57000000UL      /* our pages the supplies move */
+
+/* Client k's pages, words in place, moved into its range with one supply. */
+static long many_supply_all(unsigned k)
+{
+	uint64_t len = (uint64_t)mf.pages[k] * PG;
+	struct region_op mk = { .op = ROP_MARK, .prot = PROT_R | PROT_W, .va = PP_ASYNC_SRC, .len = len };
+	long r = region_txn(SLOT_SELF_AS, PP_ASYNC_SRC, PP_ASYNC_SRC + len, &mk, 1);
+	if (r != 1)
+		return r < 0 ? r : -E_INVAL;
+	for (uint64_t p = 0; p < (uint64_t)mf.pages[k]; p++) {
+		volatile uint64_t *w = (volatile uint64_t *)(PP_ASYNC_SRC + p * PG);
+		w[0] = many_first(many_key(k), p);
+		w[511] = many_last(many_key(k), p);
+	}
+	r = pager_supply_range(pp.client[k], 0, PP_ASYNC_SRC, (unsigned)mf.pages[k], PROT_R | PROT_W);
+	pg_unmap(PP_ASYNC_SRC, len);
+	return r;
+}
+
+/* As plat_pager_1000_deferred with the clients attached asynchronously:
+ * every fault held by a record alone (no reply cap, no slot), then each
+ * client's pages supplied with one call, last client first, which wakes
+ * all its threads; pager_resume only frees the records. */
+int plat_pager_async_deferred(char *why)
+{
+	static const struct pager_ops ops = { .fault = many_fault, .message = pp_message,
+					      .client_gone = pp_client_gone };
+	struct kcounters before, held;
+	struct pager pg;
+	struct cap_info ci;
+	why[0] = 0;
+	settled_counters(&before);
+	long self0 = self_frames(), st[PP_MAX], r;
+	int inited = 0;
+	memset(&mf, 0, sizeof mf);
+	CK(cap_info(SLOT_SELF_TASK, &ci) == 0, "cap_info");
+	long quota = QUOTA_THREADS(ci.objects), free_structs = PP_KERNEL_MAX_THREADS - (long)before.threads;
+	long avail = quota < free_structs ? quota : free_structs;
+	CK(avail >= PP_MANY_MIN, "only %ld threads to fault with", avail);
+	mf.want = (unsigned)avail;
+	CK((mf.held = calloc(mf.want, sizeof *mf.held)) != NULL, "no memory");
+	CK((r = pager_init(&pg, &ops, NULL)) == 0, "pager_init: %s", err_name(r));
+	inited = 1;
+	pager_set_async(&pg, 1);
+	pp_reset(&pg, many_attach);
+	pp.stop_any = 1;
+	for (unsigned k = 0; k < PP_MANY_CLIENTS; k++) {
+		mf.pages[k] = avail / PP_MANY_CLIENTS + (k < (unsigned)(avail % PP_MANY_CLIENTS));
+		long q = QUOTA(96 + 4 * mf.pages[k], mf.pages[k], 1, 0);
+		CK((r = pp_spawn(k, ROLE_PP_MANY | (uint64_t)mf.pages[k] << 8, q)) == 0, "spawn client %u: %s", k,
+		   err_name(r));
+	}
+	CK((r = pager_serve(&pg)) == 0, "pager_serve: %s", err_name(r));
+	CK(pp.gone == 0, "%u clients died before all faulted (%u of %u held)", pp.gone, mf.n, mf.want);
+	CK(mf.n == mf.want && pg.deferrals == mf.want && !mf.dup, "%u faults held of %u (%lu deferred, %d twice)",
+	   mf.n, mf.want, pg.deferrals, mf.dup);
+	for (unsigned i = 0; i < mf.n; i++)
+		CK(mf.held[i]->async && mf.held[i]->reply < 0, "held fault %u is not a bare record", i);
+	dbg(DBG_COUNTERS, (uint64_t)&held, 0);
+	CK(held.pagewaits == mf.n, "%lu pages waited on in the kernel, %u faults held", held.pagewaits, mf.n);
+	printf("  %u asynchronous faults held at once, no reply caps\n", mf.n);
+
+	/* One supply per client, last client first, wakes all its threads. */
+	for (unsigned k = PP_MANY_CLIENTS; k-- > 0;)
+		CK((r = many_supply_all(k)) == 0, "supply of client %u's %ld pages: %s", k, mf.pages[k],
+		   err_name(r));
+	for (unsigned i = mf.n; i-- > 0;) {
+		struct pager_fault *f = mf.held[i];
+		mf.held[i] = NULL;
+		CK((r = pager_resume(f)) == 0, "resume of fault %u: %s", i, err_name(r));
+	}
+	CK(!pg.deferred, "libpager still holds faults");
+	pp.stop_any = 0;
+	CK((r = pager_serve(&pg)) == 0, "pager_serve: %s", err_name(r));
+	pp_reap(st, 0);
+	for (unsigned k = 0; k < PP_MANY_CLIENTS; k++)
+		CK(st[k] == 0 && pp.status[k] == 0, "client %u (%ld threads): exit %ld, notice %ld", k, mf.pages[k],
+		   st[k], pp.status[k]);
+	CK(pg.faults == mf.want && !pg.killed, "%lu faults, %lu killed", pg.faults, pg.killed);
+out:
+	if (why[0])
+		pp_reap(st, 1);
+	if (inited)
+		pager_fini(&pg);
+	free(mf.held);
+	if (why[0])
+		return 1;
+	return pp_counters_back(&before, self0, why);
+}

@@ -102,6 +102,7 @@ int plat_file_4096_shared(char *why);
 int plat_pager_racing(char *why);
 int plat_pager_deferred_death(char *why);
 int plat_pager_1000_deferred(char *why);
+int plat_pager_async_deferred(char *why);
 
 int pg_fault_message(char *why);
 int pg_fault_kill_reply(char *why);

@@ -867,6 +867,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "plat_pager_racing", plat_pager_racing },
 	{ "plat_pager_deferred_death", plat_pager_deferred_death },
 	{ "plat_pager_1000_deferred", plat_pager_1000_deferred },
+	{ "plat_pager_async_deferred", plat_pager_async_deferred },
 	{ "txn_map_exist", txn_map_exist },
 	{ "txn_map", txn_map },
 	{ "txn_mark", txn_mark },
