@@ -454,7 +454,8 @@ static void notice_deliver(const struct notice *n, struct thread *r)
 }
 
 /* Needs the lock that guards n (mk_lock for a death notice, the line
- * lock for an interrupt message), n on no queue; n names e (so e is not
+ * lock for an interrupt message, the page-wait lock for a fault
+ * message), n on no queue; n names e (so e is not
  * reused: its death ends what names it, under that lock, before ep_alloc
  * can see it free), no endpoint lock held, irqs off. Send n on e, never blocking: a receiver waiting there
  * gets it now and is woken (0: n is the caller's again); else it is

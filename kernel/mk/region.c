@@ -231,12 +231,12 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	mm_release(&c);
 	if (code)
 		uvm_icache_sync(x.target);
+	if (!err)
+		txn_wake(&x);     /* while decode still holds the target */
 	txn_undecode(&x);
 	evicted_install(&x, evicted, evicted_rights);
-	if (!err) {
-		txn_wake(&x);
+	if (!err)
 		return n;
-	}
 	refused(&x, err);
 	/* Only where the plan cannot vouch for an op (protocol vma out of
 	 * memory) does one refuse after others ran: they report 0. */
