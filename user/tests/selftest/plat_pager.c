@@ -43,7 +43,9 @@
  * one of them fault on its own page, and asserts that all of them (at
  * least PP_MANY_MIN) are held at once, each by a reply cap of ours; then
  * it supplies each page and resumes, last fault first, and every thread
- * reads its page right.
+ * reads its page right. plat_pager_async_deferred does the same with the
+ * clients attached asynchronously: no reply cap at all, and one supply
+ * per client answers all its faults.
  *
  * Counters: each test checks the kernel's objects and caps come back
  * after its clients are reaped and its pager is torn down. Free frames
@@ -698,91 +700,6 @@ static int many_fault(struct pager *pg, struct pager_fault *f)
 	return PAGER_DEFER;
 }
 
-/* Every fault the thread limits allow, held at once, answered last first
- * (the file's header). */
-int plat_pager_1000_deferred(char *why)
-{
-	static const struct pager_ops ops = { .fault = many_fault, .message = pp_message,
-					      .client_gone = pp_client_gone };
-	struct kcounters before;
-	struct pager pg;
-	struct cap_info ci;
-	why[0] = 0;
-	settled_counters(&before);
-	long self0 = self_frames(), st[PP_MAX], r;
-	int inited = 0;
-	memset(&mf, 0, sizeof mf);
-	/* Every thread we may still make: our quota, and the kernel's free
-	 * thread structs. */
-	CK(cap_info(SLOT_SELF_TASK, &ci) == 0, "cap_info");
-	long quota = QUOTA_THREADS(ci.objects), free_structs = PP_KERNEL_MAX_THREADS - (long)before.threads;
-	long avail = quota < free_structs ? quota : free_structs;
-	CK(avail >= PP_MANY_MIN, "only %ld threads to fault with (quota %ld, free structs %ld)", avail, quota,
-	   free_structs);
-	mf.want = (unsigned)avail;
-	CK((mf.held = calloc(mf.want, sizeof *mf.held)) != NULL, "no memory");
-	CK((r = pager_init(&pg, &ops, NULL)) == 0, "pager_init: %s", err_name(r));
-	inited = 1;
-	pp_reset(&pg, many_attach);
-	pp.stop_any = 1;              /* a client dead early never faults: stop then */
-	for (unsigned k = 0; k < PP_MANY_CLIENTS; k++) {
-		mf.pages[k] = avail / PP_MANY_CLIENTS + (k < (unsigned)(avail % PP_MANY_CLIENTS));
-		CK(mf.pages[k] <= PP_MANY_PAGES_MAX, "%ld threads for one client", mf.pages[k]);
-		/* Its image and stack, and a few pages for each thread's stack
-		 * and page tables. */
-		long q = QUOTA(96 + 4 * mf.pages[k], mf.pages[k], 1, 0);
-		CK((r = pp_spawn(k, ROLE_PP_MANY | (uint64_t)mf.pages[k] << 8, q)) == 0, "spawn client %u: %s", k,
-		   err_name(r));
-	}
-	CK((r = pager_serve(&pg)) == 0, "pager_serve: %s", err_name(r));
-	CK(pp.gone == 0, "%u clients died before all faulted (%u of %u held; first status %ld)", pp.gone,
-	   mf.n, mf.want, pp.status[0]);
-	/* All held at once: each a distinct page, each with a reply cap. */
-	CK(mf.n == mf.want && pg.deferrals == mf.want && !mf.dup, "%u faults held of %u (%lu deferred, %d twice)",
-	   mf.n, mf.want, pg.deferrals, mf.dup);
-	for (unsigned i = 0; i < mf.n; i++) {
-		CK(mf.held[i]->reply >= 0 && cap_info(mf.held[i]->reply, &ci) == 0 && ci.type == CAP_REPLY,
-		   "held fault %u has no reply cap", i);
-		for (unsigned j = 0; j < i; j++)
-			CK(mf.held[i] != mf.held[j] && mf.held[i]->reply != mf.held[j]->reply,
-			   "held faults %u and %u share a record or a reply cap", j, i);
-	}
-	printf("  %u faults held at once (thread quota %ld, free thread structs %ld, MAX_THREADS %d)\n", mf.n,
-	       quota, free_structs, PP_KERNEL_MAX_THREADS);
-
-	/* Last first: give the page its words, resume the thread. */
-	for (unsigned i = mf.n; i-- > 0;) {
-		struct pager_fault *f = mf.held[i];
-		unsigned k = 0;
-		while (k < pp.n && pp.client[k] != f->client)
-			k++;
-		CK(k < pp.n, "held fault %u of no client", i);
-		uint64_t page[512] = { 0 }, p = f->offset / PG;
-		page[0] = many_first(many_key(k), p);
-		page[511] = many_last(many_key(k), p);
-		CK((r = pager_supply(f->client, f->offset, page, PROT_R | PROT_W)) == 0, "supply: %s", err_name(r));
-		mf.held[i] = NULL;
-		CK((r = pager_resume(f)) == 0, "resume of fault %u: %s", i, err_name(r));
-	}
-	CK(!pg.deferred, "libpager still holds faults");
-	pp.stop_any = 0;
-	CK((r = pager_serve(&pg)) == 0, "pager_serve: %s", err_name(r));
-	pp_reap(st, 0);
-	for (unsigned k = 0; k < PP_MANY_CLIENTS; k++)
-		CK(st[k] == 0 && pp.status[k] == 0, "client %u (%ld threads): exit %ld, notice %ld", k, mf.pages[k],
-		   st[k], pp.status[k]);
-	CK(pg.faults == mf.want && !pg.killed, "%lu faults, %lu killed", pg.faults, pg.killed);
-out:
-	if (why[0])
-		pp_reap(st, 1);
-	if (inited)
-		pager_fini(&pg);
-	free(mf.held);
-	if (why[0])
-		return 1;
-	return pp_counters_back(&before, self0, why);
-}
-
 /* --- plat_pager_async_deferred --- */
 
 #define PP_ASYNC_SRC 0x57000000UL      /* our pages the supplies move */
@@ -805,11 +722,12 @@ static long many_supply_all(unsigned k)
 	return r;
 }
 
-/* As plat_pager_1000_deferred with the clients attached asynchronously:
- * every fault held by a record alone (no reply cap, no slot), then each
- * client's pages supplied with one call, last client first, which wakes
- * all its threads; pager_resume only frees the records. */
-int plat_pager_async_deferred(char *why)
+/* Every fault the thread limits allow, held at once, answered last first
+ * (the file's header). async: the clients are attached asynchronously,
+ * every fault is held by a record alone (no reply cap, no slot), and each
+ * client's pages come with one supply, last client first, which wakes
+ * all its threads; pager_resume then only frees the records. */
+static int many_deferred(char *why, int async)
 {
 	static const struct pager_ops ops = { .fault = many_fault, .message = pp_message,
 					      .client_gone = pp_client_gone };
@@ -821,39 +739,69 @@ int plat_pager_async_deferred(char *why)
 	long self0 = self_frames(), st[PP_MAX], r;
 	int inited = 0;
 	memset(&mf, 0, sizeof mf);
+	/* Every thread we may still make: our quota, and the kernel's free
+	 * thread structs. */
 	CK(cap_info(SLOT_SELF_TASK, &ci) == 0, "cap_info");
 	long quota = QUOTA_THREADS(ci.objects), free_structs = PP_KERNEL_MAX_THREADS - (long)before.threads;
 	long avail = quota < free_structs ? quota : free_structs;
-	CK(avail >= PP_MANY_MIN, "only %ld threads to fault with", avail);
+	CK(avail >= PP_MANY_MIN, "only %ld threads to fault with (quota %ld, free structs %ld)", avail, quota,
+	   free_structs);
 	mf.want = (unsigned)avail;
 	CK((mf.held = calloc(mf.want, sizeof *mf.held)) != NULL, "no memory");
 	CK((r = pager_init(&pg, &ops, NULL)) == 0, "pager_init: %s", err_name(r));
 	inited = 1;
-	pager_set_async(&pg, 1);
+	pager_set_async(&pg, async);
 	pp_reset(&pg, many_attach);
-	pp.stop_any = 1;
+	pp.stop_any = 1;              /* a client dead early never faults: stop then */
 	for (unsigned k = 0; k < PP_MANY_CLIENTS; k++) {
 		mf.pages[k] = avail / PP_MANY_CLIENTS + (k < (unsigned)(avail % PP_MANY_CLIENTS));
+		CK(mf.pages[k] <= PP_MANY_PAGES_MAX, "%ld threads for one client", mf.pages[k]);
+		/* Its image and stack, and a few pages for each thread's stack
+		 * and page tables. */
 		long q = QUOTA(96 + 4 * mf.pages[k], mf.pages[k], 1, 0);
 		CK((r = pp_spawn(k, ROLE_PP_MANY | (uint64_t)mf.pages[k] << 8, q)) == 0, "spawn client %u: %s", k,
 		   err_name(r));
 	}
 	CK((r = pager_serve(&pg)) == 0, "pager_serve: %s", err_name(r));
-	CK(pp.gone == 0, "%u clients died before all faulted (%u of %u held)", pp.gone, mf.n, mf.want);
+	CK(pp.gone == 0, "%u clients died before all faulted (%u of %u held; first status %ld)", pp.gone,
+	   mf.n, mf.want, pp.status[0]);
+	/* All held at once: each a distinct page, each with a reply cap (or,
+	 * async, none: the kernel's page waits hold them). */
 	CK(mf.n == mf.want && pg.deferrals == mf.want && !mf.dup, "%u faults held of %u (%lu deferred, %d twice)",
 	   mf.n, mf.want, pg.deferrals, mf.dup);
-	for (unsigned i = 0; i < mf.n; i++)
-		CK(mf.held[i]->async && mf.held[i]->reply < 0, "held fault %u is not a bare record", i);
+	for (unsigned i = 0; i < mf.n; i++) {
+		if (async) {
+			CK(mf.held[i]->async && mf.held[i]->reply < 0, "held fault %u is not a bare record", i);
+			continue;
+		}
+		CK(mf.held[i]->reply >= 0 && cap_info(mf.held[i]->reply, &ci) == 0 && ci.type == CAP_REPLY,
+		   "held fault %u has no reply cap", i);
+		for (unsigned j = 0; j < i; j++)
+			CK(mf.held[i] != mf.held[j] && mf.held[i]->reply != mf.held[j]->reply,
+			   "held faults %u and %u share a record or a reply cap", j, i);
+	}
 	dbg(DBG_COUNTERS, (uint64_t)&held, 0);
-	CK(held.pagewaits == mf.n, "%lu pages waited on in the kernel, %u faults held", held.pagewaits, mf.n);
-	printf("  %u asynchronous faults held at once, no reply caps\n", mf.n);
+	CK(!async || held.pagewaits == mf.n, "%lu pages waited on in the kernel, %u faults held",
+	   held.pagewaits, mf.n);
+	printf("  %u %sfaults held at once (thread quota %ld, free thread structs %ld, MAX_THREADS %d)\n", mf.n,
+	       async ? "asynchronous " : "", quota, free_structs, PP_KERNEL_MAX_THREADS);
 
-	/* One supply per client, last client first, wakes all its threads. */
-	for (unsigned k = PP_MANY_CLIENTS; k-- > 0;)
+	/* Async: one supply per client, last client first. */
+	for (unsigned k = PP_MANY_CLIENTS; async && k-- > 0;)
 		CK((r = many_supply_all(k)) == 0, "supply of client %u's %ld pages: %s", k, mf.pages[k],
 		   err_name(r));
+	/* Last first: give the page its words (unless supplied), resume. */
 	for (unsigned i = mf.n; i-- > 0;) {
 		struct pager_fault *f = mf.held[i];
+		unsigned k = 0;
+		while (k < pp.n && pp.client[k] != f->client)
+			k++;
+		CK(k < pp.n, "held fault %u of no client", i);
+		uint64_t page[512] = { 0 }, p = f->offset / PG;
+		page[0] = many_first(many_key(k), p);
+		page[511] = many_last(many_key(k), p);
+		CK(async || (r = pager_supply(f->client, f->offset, page, PROT_R | PROT_W)) == 0, "supply: %s",
+		   err_name(r));
 		mf.held[i] = NULL;
 		CK((r = pager_resume(f)) == 0, "resume of fault %u: %s", i, err_name(r));
 	}
@@ -875,3 +823,6 @@ out:
 		return 1;
 	return pp_counters_back(&before, self0, why);
 }
+
+int plat_pager_1000_deferred(char *why) { return many_deferred(why, 0); }
+int plat_pager_async_deferred(char *why) { return many_deferred(why, 1); }
