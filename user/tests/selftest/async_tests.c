@@ -254,11 +254,16 @@ static int async_child(char *why, long ep, int write, int gone_first, long *task
 	return 0;
 }
 
+/* The pager's endpoint can no longer receive, after the client's notice
+ * was taken (round 0) or before it was sent (round 1): the client dies as
+ * for FAULT_KILL. */
 int async_pager_gone(char *why)
 {
 	struct kcounters before;
 	settled_counters(&before);
-	for (int round = 0; round < 2; round++) {
+	/* Round 2: the client task is killed while it waits (the pager
+	 * lives on): its wait goes with it. */
+	for (int round = 0; round < 3; round++) {
 		long ep = slot_alloc(), task;
 		CHECK(ep_create(ep) == 0, "ep_create");
 		if (async_child(why, ep, 0, round == 1, &task))
@@ -267,9 +272,15 @@ int async_pager_gone(char *why)
 			pause_ms(20);
 			cap_delete(ep);        /* the notice was taken; the client waits on */
 		}
+		if (round == 2)
+			CHECK(waits_now() == 1 && task_kill(task) == 0, "kill the waiting client");
 		long st = task_wait(task);
-		CHECK(st == EXIT_TRAP(TRAP_READ_FAULT), "round %d: client exit %ld", round, st);
+		CHECK(st == (round == 2 ? EXIT_KILLED : EXIT_TRAP(TRAP_READ_FAULT)), "round %d: client exit %ld",
+		      round, st);
+		CHECK(waits_now() == 0, "round %d: a page wait left behind", round);
 		drop(&task);
+		if (round == 2)
+			cap_delete(ep);
 		slot_release(ep);
 	}
 	CHECK(waits_now() == 0, "a page wait left behind");
