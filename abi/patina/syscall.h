@@ -187,6 +187,7 @@ struct kcounters {
 	unsigned long txn_overdraws;   /* region transactions that needed frames they had not
 	                                * planned for (mm_txn_overdraws): always 0 */
 	unsigned long pagewaits;       /* pages threads wait on in asynchronous faults (pager.h) */
+	unsigned long pagewait_threads; /* threads waiting on them */
 };
 
 /* IPC: number of message words in registers, and "no cap" for xfer slots. */

@@ -45,11 +45,16 @@ struct pw_page {
 
 static struct pw_page pool[PW_POOL];
 static spinlock_t pw_lock = SPINLOCK_INIT_CLASS(&lock_class_pagewait);
-static unsigned long pw_used;
+static unsigned long pw_used, pw_threads;
 
 unsigned long pagewait_live(void)
 {
 	return __atomic_load_n(&pw_used, __ATOMIC_RELAXED);
+}
+
+unsigned long pagewait_threads(void)
+{
+	return __atomic_load_n(&pw_threads, __ATOMIC_RELAXED);
 }
 
 static struct pw_page *page_of(struct notice *n)
@@ -94,6 +99,7 @@ static void waiter_end(struct pw_page *p, struct thread *th, int v)
 	th->pw_next = NULL;
 	th->pw = NULL;
 	th->pw_verdict = v;
+	pw_threads--;
 	if (th->state == T_BLOCKED && th->block == B_PAGE) {
 		th->block = B_NONE;
 		th->state = T_RUNNABLE;
@@ -136,6 +142,7 @@ int pagewait_enter(struct thread *me, struct task *t, uint64_t va)
 		me->pw_verdict = 0;
 		me->pw_next = p->waiters;
 		p->waiters = me;
+		pw_threads++;
 	}
 	spin_unlock_irqrestore(&pw_lock, f);
 	/* The wait is counted before the caller looks at the page again. */

@@ -68,7 +68,8 @@ struct notice *pagewait_ep_gone(struct endpoint *e, struct notice *q);
  * (NK_FAULT): it was delivered; the entry stays until its page is fixed. */
 void pagewait_msg_received(struct notice *n);
 
-/* Page entries in use (leak checks). */
+/* Page entries in use, and threads waiting on them (leak checks). */
 unsigned long pagewait_live(void);
+unsigned long pagewait_threads(void);
 
 #endif

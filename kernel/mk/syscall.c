@@ -470,6 +470,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		kc.caps = caps_live();
 		kc.notices = notices_live();
 		kc.pagewaits = pagewait_live();
+		kc.pagewait_threads = pagewait_threads();
 		kc.txn_overdraws = __atomic_load_n(&mm_txn_overdraws, __ATOMIC_RELAXED);
 		kc.kernel_faults = 0;  /* an unexpected kernel trap panics: none survive */
 		for (uint32_t i = 0; i < ncpus; i++)

@@ -15,14 +15,13 @@
 #define PG  0x1000UL
 #define NSUP 8
 
-struct ac { volatile long go, started, done; uint64_t va; volatile uint64_t got; long th; };
+struct ac { volatile long go, done; uint64_t va; volatile uint64_t got; long th; };
 
 static void async_client(void *a)
 {
 	struct ac *c = a;
 	while (!c->go)
 		sys_yield();
-	c->started = 1;
 	c->got = *(volatile uint64_t *)c->va;
 	c->done = 1;
 }
@@ -37,6 +36,22 @@ static long waits_now(void)
 	struct kcounters k;
 	dbg(DBG_COUNTERS, (uint64_t)&k, 0);
 	return (long)k.pagewaits;
+}
+
+/* Threads waiting in page waits. */
+static long waiters_now(void)
+{
+	struct kcounters k;
+	dbg(DBG_COUNTERS, (uint64_t)&k, 0);
+	return (long)k.pagewait_threads;
+}
+
+/* Up to a second for n threads to wait: 1 when they do. */
+static int waiters_reach(long n)
+{
+	for (int i = 0; i < 200 && waiters_now() != n; i++)
+		pause_ms(5);
+	return waiters_now() == n;
 }
 
 /* Start a client thread reading c->va, its own setting asynchronous on
@@ -181,7 +196,8 @@ int async_supply_wakes_all(char *why)
 		CHECK((uint64_t)m.a2 >= AV && k < NSUP && !(seen & (1u << k)), "fault at %lx", m.a2);
 		seen |= 1u << k;
 	}
-	CHECK(waits_now() == NSUP, "pages waited on: %ld", waits_now());
+	CHECK(waits_now() == NSUP && waiters_reach(NSUP), "pages waited on: %ld, threads %ld", waits_now(),
+	      waiters_now());
 	/* The source: anonymous pages of ours, each with its word. */
 	struct region_op mk = { .op = ROP_MARK, .prot = PROT_R | PROT_W, .va = ASW, .len = NSUP * PG };
 	CHECK(region_txn(SLOT_SELF_AS, ASW, ASW + NSUP * PG, &mk, 1) == 1, "mark the source");
@@ -213,9 +229,9 @@ int async_same_page(char *why)
 	struct ac a = { .va = AV + 8 }, b = { .va = AV + 64 };
 	if (client_go(why, &a, fe) || recv_fault(why, ep, a.va, NULL))
 		return 1;
-	if (client_go(why, &b, fe) || !done_within(&b.started, 1000))
+	if (client_go(why, &b, fe))
 		return 1;
-	pause_ms(30);                  /* b faults on the page a waits on */
+	CHECK(waiters_reach(2), "threads waiting: %ld", waiters_now());   /* b joined a's page */
 	if (recv_nothing(why, ep, 50))
 		return 1;
 	CHECK(waits_now() == 1, "pages waited on: %ld", waits_now());
@@ -321,9 +337,8 @@ int async_kill_waiter(char *why)
 	struct ac a = { .va = AV + 8 };
 	if (client_go(why, &a, fe))
 		return 1;
-	for (int i = 0; i < 200 && waits_now() != 1; i++)
-		pause_ms(5);
-	CHECK(waits_now() == 1, "pages waited on: %ld (client done %ld)", waits_now(), a.done);
+	CHECK(waiters_reach(1) && waits_now() == 1, "pages waited on: %ld (client done %ld)", waits_now(),
+	      a.done);
 	CHECK(sc1(SYS_THREAD_KILL, a.th) == 0, "kill the waiting thread");
 	for (int i = 0; i < 100 && waits_now(); i++)
 		pause_ms(5);
@@ -332,19 +347,18 @@ int async_kill_waiter(char *why)
 		return 1;
 	/* One of two on a page: the other is still woken by the fix. */
 	struct ac b = { .va = AV + PG + 8 }, c = { .va = AV + PG + 16 };
-	if (client_go(why, &b, fe) || recv_fault(why, ep, b.va, NULL) || client_go(why, &c, fe) ||
-	    !done_within(&c.started, 1000))
+	if (client_go(why, &b, fe) || recv_fault(why, ep, b.va, NULL) || client_go(why, &c, fe))
 		return 1;
-	pause_ms(30);
+	CHECK(waiters_reach(2), "threads waiting: %ld", waiters_now());
 	CHECK(sc1(SYS_THREAD_KILL, b.th) == 0, "kill the first waiter");
-	pause_ms(20);
-	CHECK(waits_now() == 1, "pages waited on after one of two died: %ld", waits_now());
+	CHECK(waiters_reach(1) && waits_now() == 1, "after one of two died: %ld pages, %ld threads",
+	      waits_now(), waiters_now());
 	CHECK(pg_map_frame_with(AV + PG, 16, 0xc, &f) == 0, "map the page");
 	CHECK(done_within(&c.done, 1000) && c.got == 0xc, "the other waiter: %ld %lx", c.done, c.got);
 	CHECK(!a.done && !b.done, "a killed thread ran on");
 	pg_unmap(AV, 2 * PG);
 	drop(&f), drop(&a.th), drop(&b.th), drop(&c.th), drop(&fe), drop(&ep);
-	CHECK(waits_now() == 0, "a page wait left behind");
+	CHECK(waits_now() == 0 && waiters_now() == 0, "a page wait left behind");
 	return pg_counters_back(&before, 0, why);
 }
 
