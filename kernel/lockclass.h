@@ -16,6 +16,8 @@
  *    25  irq         the interrupt-line table (kernel/mk/irq.c): taken
  *                    under mk_lock, and alone by the interrupt handler,
  *                    which posts under it (an endpoint lock)
+ *    27  pagewait    the page-wait table (kernel/mk/pagewait.c): taken
+ *                    under mk_lock or alone; posts a fault message under it
  *    30  endpoint    an endpoint's IPC lock (ipc.c ep_lock, test-and-set)
  *    40  cspace      a task's CSpace lock (task.c, cap.c); an IPC transfer
  *                    installs a cap under an endpoint lock
@@ -56,6 +58,7 @@ struct lock_class {
 	X(authority,  "authority",  10, 0) \
 	X(mk,         "mk",         20, 0) \
 	X(irq,        "irq",        25, 0) \
+	X(pagewait,   "pagewait",   27, 0) \
 	X(endpoint,   "endpoint",   30, 0) \
 	X(cspace,     "cspace",     40, 0) \
 	X(fault,      "fault",      50, 0) \

@@ -31,6 +31,25 @@
 #define FAULT_RESUME 0
 #define FAULT_KILL   1
 
+/* Asynchronous faults (docs/pagers.md "Asynchronous faults").
+ * SYS_FAULT_EP_SETF(target, ep, FAULT_EP_ASYNC) makes the setting
+ * asynchronous: a fault sends no call; the faulting thread sleeps on its
+ * page, and the kernel queues one message per waited-on page on the
+ * endpoint, received by SYS_RECV / SYS_REPLY_RECV like a SYS_SEND
+ * (nothing to reply to; no cap slot per fault): a5 = the fault endpoint
+ * cap's badge, w0 = MSG_FAULT, w1 = the faulting address, w2 = the
+ * page's status word, w3 = the access (FAULT_ACCESS) | the faulting
+ * thread's id << 8 (FAULT_THREAD). Threads that fault on a page already
+ * waited on send nothing and wait with the others. Any commit that makes
+ * pages present (SYS_REGION_TXN with a MAP, MARK or PROTECT op,
+ * SYS_REGION_SUPPLY, SYS_REGION_CLONE) wakes every thread waiting on a
+ * page of its range; each retries its access. SYS_FAULT_KILL(region, va)
+ * refuses the page: its threads' task ends with EXIT_TRAP(kind), and so
+ * it does when nobody can receive on the endpoint any more. */
+#define FAULT_EP_ASYNC 1u
+#define MSG_FAULT 0xfa017fa0UL
+#define FAULT_THREAD(w3) ((long)((w3) >> 8))
+
 /* SYS_REGION_CLONE's report. */
 struct clone_stats {
 	uint64_t pt_pages;    /* page-table pages created in the destination */

@@ -84,6 +84,10 @@ enum patina_sys {
 	SYS_IRQ_BIND,          /* (irq, endpoint or SLOT_NONE): patina/device.h */
 	SYS_IRQ_ACK,           /* (irq): patina/device.h */
 	SYS_DMA_ADDR,          /* (mmio with R_DMA, frame) -> physical address: patina/device.h */
+	SYS_FAULT_EP_SETF,     /* (target, endpoint or SLOT_NONE, flags): SYS_FAULT_EP_SET with
+	                        * FAULT_EP_* flags (patina/pager.h); E_INVAL for unknown bits */
+	SYS_FAULT_KILL,        /* (region with R_MAP, va): refuse an asynchronous fault: every thread
+	                        * waiting on that page dies as for FAULT_KILL (patina/pager.h) */
 	SYS_COUNT
 };
 
@@ -183,6 +187,8 @@ struct kcounters {
 	unsigned long notices;         /* death notices registered or waiting to be received */
 	unsigned long txn_overdraws;   /* region transactions that needed frames they had not
 	                                * planned for (mm_txn_overdraws): always 0 */
+	unsigned long pagewaits;       /* pages threads wait on in asynchronous faults (pager.h) */
+	unsigned long pagewait_threads; /* threads waiting on them */
 };
 
 /* IPC: number of message words in registers, and "no cap" for xfer slots. */

@@ -32,6 +32,7 @@
  * contents; a write then costs a fault, and no copy when the frame is no
  * longer shared). */
 #include "region.h"
+#include "pagewait.h"
 #include "uvm_frames.h"
 #include "devices.h"
 #include <patina/pager.h>
@@ -186,6 +187,8 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 	}
 	if (code && !err)
 		uvm_icache_sync(D);
+	if (!err)     /* threads of D waiting on a page there retry (pagewait.c) */
+		pagewait_wake_range(D, lo, hi, 0);
 	task_txn_end(S);
 	task_txn_end(D);
 	auth_read_unlock();

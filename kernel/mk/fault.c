@@ -21,25 +21,33 @@
  * more), kills the task as an unhandled fault does (EXIT_TRAP(kind)).
  * The message speaks of the access (FA_*), never of the ISA's causes.
  *
+ * An asynchronous setting (SYS_FAULT_EP_SETF with FAULT_EP_ASYNC) makes
+ * no call: the thread sleeps on its page (pagewait.c), and the page's
+ * one message goes on the endpoint; a commit that fixes the page wakes
+ * it, SYS_FAULT_KILL refuses it. The setting's reference on the
+ * endpoint is held for the sleep as for a call.
+ *
  * The kernel never calls a pager from inside a system call: a user copy
  * that hits pager-managed or swapped memory fails with E_FAULT
  * (uaccess.c). */
 #include "region.h"
+#include "pagewait.h"
 #include "arch.h"
 #include <patina/pager.h>
 
-/* Needs mk_lock. Replace a setting (*slot, *badge: of t or of one of
- * its threads) with e and badge (e NULL: none); e's reference is the
- * caller's, now the setting's. The old setting's reference is dropped
- * after t's fault lock (ep_put takes the endpoint's lock, which ranks
- * lower). */
-static void fault_ep_replace(struct task *t, struct endpoint **slot, uint64_t *badge,
-			     struct endpoint *e, uint64_t b)
+/* Needs mk_lock. Replace a setting (*slot, *badge, *async: of t or of
+ * one of its threads) with e, badge and async (e NULL: none); e's
+ * reference is the caller's, now the setting's. The old setting's
+ * reference is dropped after t's fault lock (ep_put takes the endpoint's
+ * lock, which ranks lower). */
+static void fault_ep_replace(struct task *t, struct endpoint **slot, uint64_t *badge, int *async,
+			     struct endpoint *e, uint64_t b, int a)
 {
 	spin_lock(&t->fault_lock);
 	struct endpoint *old = *slot;
 	*slot = e;
 	*badge = b;
+	*async = a;
 	spin_unlock(&t->fault_lock);
 	if (old)
 		ep_put(old);
@@ -49,18 +57,24 @@ static void fault_ep_replace(struct task *t, struct endpoint **slot, uint64_t *b
 void fault_ep_drop_thread(struct thread *th)
 {
 	if (th->task)
-		fault_ep_replace(th->task, &th->fault_ep, &th->fault_badge, NULL, 0);
+		fault_ep_replace(th->task, &th->fault_ep, &th->fault_badge, &th->fault_async, NULL, 0, 0);
 }
 
 /* Needs mk_lock. Drop t's task-wide fault endpoint (reap). */
 void fault_ep_drop_task(struct task *t)
 {
-	fault_ep_replace(t, &t->fault_ep, &t->fault_badge, NULL, 0);
+	fault_ep_replace(t, &t->fault_ep, &t->fault_badge, &t->fault_async, NULL, 0, 0);
 }
 
-long sys_fault_ep_set(struct task *t, long target, long ep)
+/* SYS_FAULT_EP_SET (flags 0) and SYS_FAULT_EP_SETF. Needs: mk_lock NOT
+ * held. 0, or with nothing changed: -E_INVAL (unknown flags), -E_BADCAP /
+ * -E_PERM (not a task or thread cap with R_CONTROL, or not an endpoint
+ * cap with R_SEND), -E_DEAD (the task or thread is gone). */
+long sys_fault_ep_set(struct task *t, long target, long ep, long flags)
 {
 	int err = 0;
+	if ((unsigned long)flags & ~(unsigned long)FAULT_EP_ASYNC)
+		return -E_INVAL;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	struct cap *tc = cap_lookup(t, target, 0, 0, &err);
 	struct cap *ec = NULL;
@@ -85,8 +99,9 @@ long sys_fault_ep_set(struct task *t, long target, long ep)
 		if (ec)
 			__atomic_add_fetch(&ec->o.ep->refs, 1, __ATOMIC_RELAXED);
 		fault_ep_replace(tt ? tt : th->task, tt ? &tt->fault_ep : &th->fault_ep,
-				 tt ? &tt->fault_badge : &th->fault_badge, ec ? ec->o.ep : NULL,
-				 ec ? ec->badge : 0);
+				 tt ? &tt->fault_badge : &th->fault_badge,
+				 tt ? &tt->fault_async : &th->fault_async, ec ? ec->o.ep : NULL,
+				 ec ? ec->badge : 0, ec && (flags & FAULT_EP_ASYNC));
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
 	return err;
@@ -104,15 +119,60 @@ uint64_t fault_status_word(const struct mm_info *info)
 }
 
 /* Needs th's task's fault_lock. The fault endpoint that applies to th,
- * and its badge. */
-static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge)
+ * its badge and whether it is asynchronous. */
+static struct endpoint *fault_ep_of(struct thread *th, uint64_t *badge, int *async)
 {
 	if (th->fault_ep) {
 		*badge = th->fault_badge;
+		*async = th->fault_async;
 		return th->fault_ep;
 	}
 	*badge = th->task->fault_badge;
+	*async = th->task->fault_async;
 	return th->task->fault_ep;
+}
+
+/* SYS_FAULT_KILL. Needs: mk_lock NOT held. Every thread waiting on the
+ * page of va in the address space of the region cap (R_MAP; va inside
+ * its range) wakes refused: its task ends with EXIT_TRAP(kind). 0, or
+ * -E_BADCAP / -E_PERM (the cap), -E_RANGE (va outside it), -E_NOENT (no
+ * thread waits on that page). */
+long sys_fault_kill(struct task *t, long region, uint64_t va)
+{
+	int err = 0;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	struct cap *rc = cap_lookup(t, region, CAP_REGION, R_MAP, &err);
+	if (rc && (va < rc->lo || va >= rc->hi))
+		err = -E_RANGE;
+	if (!err) {
+		uint64_t page = va & ~(uint64_t)(PAGE_SIZE - 1);
+		if (!pagewait_wake_range(rc->o.task, page, page + PAGE_SIZE, -E_INVAL))
+			err = -E_NOENT;
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	return err;
+}
+
+/* An asynchronous fault at va (access acc; kind as fault_to_pager's) of
+ * the current thread me, e (referenced by the caller) its setting's
+ * endpoint: wait on the page, looking at it once more after the wait is
+ * counted (a commit between the first look and now has fixed it), and
+ * send the page's message if it has none. pagewait_sleep's verdict, or 0
+ * when the second look resolved the fault or failed otherwise (the retry
+ * faults again and is judged then). */
+static int fault_async(struct thread *me, struct endpoint *e, uint64_t badge, uint64_t va,
+		       unsigned kind, unsigned acc)
+{
+	if (pagewait_enter(me, me->task, va))
+		return -E_DEAD;
+	uint64_t status;
+	int r = uvm_fault(me->task, va, kind == TRAP_WRITE_FAULT, kind == TRAP_EXEC_FAULT, &status);
+	if (r != -E_FAULT) {
+		pagewait_leave(me);
+		return 0;
+	}
+	uint64_t w[IPC_WORDS] = { MSG_FAULT, va, status, acc | (uint64_t)me->id << 8 };
+	return pagewait_sleep(me, e, badge, w);
 }
 
 /* A user page fault at va that uvm_fault could not resolve, in the
@@ -131,14 +191,20 @@ int fault_to_pager(uint64_t va, unsigned kind, uint64_t status)
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
 	uint64_t badge;
+	int async;
 	unsigned long f = spin_lock_irqsave(&t->fault_lock);
-	struct endpoint *e = fault_ep_of(me, &badge);
+	struct endpoint *e = fault_ep_of(me, &badge, &async);
 	if (e)     /* ours for the call: a new setting cannot free it under us */
 		__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
 	spin_unlock_irqrestore(&t->fault_lock, f);
 	if (!e)
 		return -E_FAULT;
 	unsigned acc = kind == TRAP_WRITE_FAULT ? FA_WRITE : kind == TRAP_EXEC_FAULT ? FA_EXEC : FA_READ;
+	if (async) {
+		int r = fault_async(me, e, badge, va, kind, acc);
+		ep_put_nolock(e);
+		return me->killed ? 0 : r;
+	}
 	uint64_t w[IPC_WORDS] = { va, acc, status, (uint64_t)me->id };
 
 	irq_disable();

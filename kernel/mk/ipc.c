@@ -461,7 +461,8 @@ static void notice_deliver(const struct notice *n, struct thread *r)
 }
 
 /* Needs the lock that guards n (mk_lock for a death notice, the line
- * lock for an interrupt message), n on no queue; n names e (so e is not
+ * lock for an interrupt message, the page-wait lock for a fault
+ * message), n on no queue; n names e (so e is not
  * reused: its death ends what names it, under that lock, before ep_alloc
  * can see it free), no endpoint lock held, irqs off. Send n on e, never blocking: a receiver waiting there
  * gets it now and is woken (0: n is the caller's again); else it is
@@ -494,9 +495,12 @@ int ipc_notice_post(struct endpoint *e, struct notice *n)
 
 /* Needs the lock guarding n, no endpoint lock held, irqs off. Take n
  * off e's queue if it is still there (back to N_REGISTERED); a notice a
- * receiver took already (N_TAKEN) is left to notice_received. */
-void ipc_notice_unqueue(struct endpoint *e, struct notice *n)
+ * receiver took already (N_TAKEN) is left to notice_received. 0 when n
+ * is queued but not on e's queue: the end of e's last receive cap took
+ * the queue (its notice_ep_gone has n, and n->next is its); else 1. */
+int ipc_notice_unqueue(struct endpoint *e, struct notice *n)
 {
+	int ok = 1;
 	ep_lock(e);
 	if (n->state == N_QUEUED) {
 		struct notice **pp = &e->notices, *prev = NULL;
@@ -508,11 +512,14 @@ void ipc_notice_unqueue(struct endpoint *e, struct notice *n)
 			*pp = n->next;
 			if (e->notices_tail == n)
 				e->notices_tail = prev;
+			n->next = NULL;
+			n->state = N_REGISTERED;
+		} else {
+			ok = 0;
 		}
-		n->next = NULL;
-		n->state = N_REGISTERED;
 	}
 	ep_unlock(e);
+	return ok;
 }
 
 /* Needs e locked, a notice queued on e. The first one, off the queue

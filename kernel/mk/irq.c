@@ -123,7 +123,10 @@ static void post(struct irq_line *L)
  * line is disabled, so the next driver can bind it. */
 static void line_end(struct irq_line *L, uint32_t line)
 {
-	ipc_notice_unqueue(L->ep, &L->msg);
+	if (!ipc_notice_unqueue(L->ep, &L->msg)) {
+		L->msg.next = NULL;     /* the ended endpoint's queue is walked already */
+		L->msg.state = N_REGISTERED;
+	}
 	if (L->claimed)
 		irqchip_complete(line, L->hartid);
 	irqchip_disable(line, L->hartid);

@@ -70,11 +70,13 @@ extern spinlock_t mk_lock;
 enum tstate { T_FREE, T_RUNNABLE, T_RUNNING, T_BLOCKED, T_DEAD };
 /* Why a T_BLOCKED thread waits. B_SEND, B_RECV and B_REPLY are IPC waits,
  * owned by the endpoint th->ep (see ipc.c); B_WAIT (task wait) and B_BORN
- * (allocated, not started yet) are owned by mk_lock. */
-enum tblock { B_NONE, B_SEND, B_RECV, B_REPLY, B_WAIT, B_BORN };
+ * (allocated, not started yet) are owned by mk_lock; B_PAGE (an asynchronous page fault waits for its
+ * page) by the page-wait lock (pagewait.c). */
+enum tblock { B_NONE, B_SEND, B_RECV, B_REPLY, B_WAIT, B_BORN, B_PAGE };
 
 struct task;
 struct endpoint;
+struct pw_page;
 
 struct thread {
 	struct kctx ctx;            /* first: switch_context's pointer */
@@ -132,6 +134,12 @@ struct thread {
 	uint64_t deadline;          /* IN_TIMED_WAIT: time counter value its wait ends at */
 	long fault_result;
 	uint64_t fault_reply[IPC_WORDS];
+	int fault_async;            /* its own setting is asynchronous (FAULT_EP_ASYNC) */
+	/* asynchronous page fault (pagewait.c, under its lock): the page it
+	 * waits on, the next thread waiting there, the verdict it woke with */
+	struct pw_page *pw;
+	struct thread *pw_next;
+	int pw_verdict;
 	/* user-access fault recovery */
 	int in_uaccess;
 	int quota_refused;          /* a PT-frame charge of its transaction hit the frame quota */
@@ -240,6 +248,9 @@ struct task {
 	spinlock_t fault_lock;
 	struct endpoint *fault_ep;  /* task-wide fault endpoint (kernel-held reference), badge */
 	uint64_t fault_badge;
+	int fault_async;            /* the task-wide setting is asynchronous */
+	struct pw_page *pw_pages;   /* pages its threads wait on (pagewait.c, its lock) */
+	unsigned pw_count;          /* how many: read with no lock by a commit */
 	struct task *reap_next;
 	struct notice *notices;     /* death notices registered on us, not sent yet (notice.c; mk_lock) */
 };
@@ -265,14 +276,15 @@ struct endpoint {
 };
 
 /* A message the kernel sends (notice.c), received like a SYS_SEND with
- * nothing to reply to. Two kinds: a death notice, one SYS_TASK_NOTIFY
+ * nothing to reply to. Three kinds: a death notice, one SYS_TASK_NOTIFY
  * registration and the message it becomes (from the notice pool; mk_lock's
- * fields), and an interrupt message, the one message of a bound interrupt
- * line (kernel/mk/irq.c: part of the line, the line lock's fields). Either
- * is its endpoint's while queued there (that endpoint's lock) and a
+ * fields); an interrupt message, the one message of a bound interrupt
+ * line (kernel/mk/irq.c: part of the line, the line lock's fields); and a
+ * page-fault message, the one message of a waited-on page (pagewait.c:
+ * part of its entry, the page-wait lock's fields). Each is its endpoint's while queued there (that endpoint's lock) and a
  * receiver's once it took it (N_TAKEN), until notice_received. */
 enum notice_state { N_FREE, N_REGISTERED, N_QUEUED, N_TAKEN };
-enum notice_kind { NK_DEATH, NK_IRQ };
+enum notice_kind { NK_DEATH, NK_IRQ, NK_FAULT };
 struct notice {
 	int state;                  /* enum notice_state; NK_IRQ: N_REGISTERED when not queued or taken */
 	int kind;                   /* enum notice_kind */
@@ -644,7 +656,8 @@ long sys_region_bitmap(struct task *t, long slot, uint64_t lo, uint64_t hi, uint
 long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct region_op *ops, long n);
 
 /* --- fault.c: fault endpoints (pagers) --- */
-long sys_fault_ep_set(struct task *t, long target, long ep);
+long sys_fault_ep_set(struct task *t, long target, long ep, long flags);
+long sys_fault_kill(struct task *t, long region, uint64_t va);
 int fault_to_pager(uint64_t va, unsigned kind, uint64_t status); /* 0: retry the access; -E_FAULT: no pager; else kill */
 uint64_t fault_status_word(const struct mm_info *info);   /* pager.h's status word of a page */
 void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
@@ -659,7 +672,7 @@ void notice_recharge(struct task *from, struct task *to);  /* mk_lock held: noti
 unsigned long notices_live(void);
 void notice_received(struct notice *n);              /* irqs off, no lock held: a receive took n (N_TAKEN) */
 int ipc_notice_post(struct endpoint *e, struct notice *n); /* n's lock held: 1 queued on e, 0 delivered or dropped */
-void ipc_notice_unqueue(struct endpoint *e, struct notice *n); /* n's lock held: off e's queue if it is there */
+int ipc_notice_unqueue(struct endpoint *e, struct notice *n); /* n's lock held: off e's queue if it is there (0: queued elsewhere) */
 struct notice *ipc_notice_take(struct endpoint *e);  /* e locked, a notice queued: the first, N_TAKEN */
 
 /* --- irq.c: interrupt lines bound to endpoints (SYS_IRQ_BIND, SYS_IRQ_ACK) --- */

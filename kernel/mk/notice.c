@@ -35,6 +35,7 @@
  * taken under mk_lock as everywhere, mk.h); a notice a receiver took off
  * the queue is that receiver's until it frees it under mk_lock. */
 #include "mk.h"
+#include "pagewait.h"
 #include "failalloc.h"
 #include "kstring.h"
 
@@ -170,11 +171,16 @@ void notice_task_dead(struct task *t)
 
 /* A receive took n off its endpoint (ipc.c recv_notice): a death
  * notice is used up and freed; an interrupt message goes back to its
- * line (irq.c). Needs: irqs off, no lock held. */
+ * line (irq.c), a page-fault message to its page (pagewait.c). Needs:
+ * irqs off, no lock held. */
 void notice_received(struct notice *n)
 {
 	if (n->kind == NK_IRQ) {
 		irq_msg_received(n);
+		return;
+	}
+	if (n->kind == NK_FAULT) {
+		pagewait_msg_received(n);
 		return;
 	}
 	spin_lock(&mk_lock);
@@ -187,9 +193,11 @@ void notice_received(struct notice *n)
  * took off e under e's lock. Free the death notices among them and every
  * registration naming e (a scan of the pool, skipped while no notice
  * exists); end every interrupt line bound to e, which takes its message
- * back whether it was on q or not (irq.c). */
+ * back whether it was on q or not (irq.c); end every page wait whose
+ * message went to e, its threads killed (pagewait.c). */
 void notice_ep_gone(struct endpoint *e, struct notice *q)
 {
+	q = pagewait_ep_gone(e, q);
 	while (q) {
 		struct notice *n = q;
 		q = n->next;

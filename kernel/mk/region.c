@@ -23,6 +23,7 @@
  * more rights than those limits leave, and moves the frame's quota charge
  * to the caller. */
 #include "region.h"
+#include "pagewait.h"
 #include "uvm_frames.h"
 
 /* ROP_EVICT, planned: the page at op->va is a 4 KiB mapping whose frame
@@ -161,6 +162,24 @@ static void evicted_install(struct txn *x, const uint64_t *evicted, const unsign
 	}
 }
 
+/* After the commit of x: threads waiting on a page a MAP, a MARK
+ * (reserved: filled at the retry) or a PROTECT covered wake and retry
+ * their access (asynchronous faults, pagewait.c), in one pass. */
+static void txn_wake(const struct txn *x)
+{
+	struct pw_range r[REGION_MAX_OPS];
+	int n = 0;
+	for (long i = 0; i < x->n; i++) {
+		const struct region_op *op = &x->ops[i];
+		if (op->op == ROP_MAP)
+			r[n++] = (struct pw_range){ op->va, op->va + (x->dev_len[i] ? x->dev_len[i] : PAGE_SIZE) };
+		else if (op->op == ROP_MARK || op->op == ROP_PROTECT)
+			r[n++] = (struct pw_range){ op->va, op->va + op->len };
+	}
+	if (n)
+		pagewait_wake(x->target, r, n, 0);
+}
+
 /* The results of a transaction that failed with err: the refusing op's
  * is err, every other's ROP_NOT_DONE. */
 static long refused(struct txn *x, int err)
@@ -212,6 +231,8 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	mm_release(&c);
 	if (code)
 		uvm_icache_sync(x.target);
+	if (!err)
+		txn_wake(&x);     /* while decode still holds the target */
 	txn_undecode(&x);
 	evicted_install(&x, evicted, evicted_rights);
 	if (!err)

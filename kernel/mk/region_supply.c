@@ -30,6 +30,7 @@
  * The caller's authority holds across all three (the revoke barrier:
  * auth_read_lock), and both address spaces stay alive (task_txn). */
 #include "region_supply.h"
+#include "pagewait.h"
 #include "uvm_frames.h"
 #include "frame.h"
 
@@ -223,6 +224,8 @@ long sys_region_supply(struct task *t, long dst, uint64_t dva, long src, uint64_
 		if (!(err = take(&s))) {
 			err = supply_place(s.dst, dva, s.list, s.n, s.prot, 1, &huge);
 			settle(&s, !err);
+			if (!err)      /* threads waiting on those pages retry (pagewait.c) */
+				pagewait_wake_range(s.dst, dva, dva + npages * PAGE_SIZE, 0);
 		}
 		supply_end(&s);
 	}

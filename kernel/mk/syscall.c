@@ -3,6 +3,7 @@
  * mk_lock) and changes state only once nothing can fail. */
 #include "mk.h"
 #include "region_supply.h"
+#include "pagewait.h"
 #include "kstring.h"
 #include "printk.h"
 #include "cmd.h"
@@ -468,6 +469,8 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		kc.frame_objs = (unsigned long)uvm_frames_in_use();
 		kc.caps = caps_live();
 		kc.notices = notices_live();
+		kc.pagewaits = pagewait_live();
+		kc.pagewait_threads = pagewait_threads();
 		kc.txn_overdraws = __atomic_load_n(&mm_txn_overdraws, __ATOMIC_RELAXED);
 		kc.kernel_faults = 0;  /* an unexpected kernel trap panics: none survive */
 		for (uint32_t i = 0; i < ncpus; i++)
@@ -611,7 +614,9 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_DEBUG: r = sys_debug(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_THREAD_SELF_HART: r = this_cpu()->index; break;
 	case SYS_THREAD_KILL: r = sys_thread_kill(t, A(0)); break;
-	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1)); break;
+	case SYS_FAULT_EP_SET: r = sys_fault_ep_set(t, A(0), A(1), 0); break;
+	case SYS_FAULT_EP_SETF: r = sys_fault_ep_set(t, A(0), A(1), A(2)); break;
+	case SYS_FAULT_KILL: r = sys_fault_kill(t, A(0), A(1)); break;
 	case SYS_TASK_CREATE: r = sys_task_create(t, A(0), A(1), A(2)); break;
 	case SYS_REGION_CLONE: r = sys_region_clone(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_TASK_NOTIFY: r = sys_task_notify(t, A(0), A(1)); break;

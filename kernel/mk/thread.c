@@ -1,6 +1,7 @@
 /* Threads: a static pool, each with its own kernel stack whose top holds
  * the user registers (struct uframe). */
 #include "mk.h"
+#include "pagewait.h"
 #include "arch.h"
 #include "kstring.h"
 #include "panic.h"
@@ -136,8 +137,8 @@ void thread_first_run(struct kctx *prev)
 /* Needs mk_lock. Mark th to die: a blocked thread dies now; a running or
  * runnable one dies at its next return to user (the hart running it gets
  * an IPI so that happens soon). Waits owned by mk_lock (task wait, not
- * started yet) are ended here; an IPC wait under its endpoint's lock
- * (ipc_kill_wait). killed is ordered before the look at the wait: a
+ * started yet) are ended here; a page wait under its lock (pagewait_kill),
+ * an IPC wait under its endpoint's lock (ipc_kill_wait). killed is ordered before the look at the wait: a
  * thread about to start an IPC wait sees it (ipc_block). */
 void thread_kill_locked(struct thread *th)
 {
@@ -154,6 +155,7 @@ void thread_kill_locked(struct thread *th)
 		sched_wake(th);
 		return;
 	}
+	pagewait_kill(th);
 	ipc_kill_wait(th);
 }
 

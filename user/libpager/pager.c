@@ -149,8 +149,8 @@ long pager_init(struct pager *pg, const struct pager_ops *ops, void *data)
 }
 
 /* Mint a send cap to our endpoint with badge b into a fresh slot, hand it
- * to the kernel with call (SYS_FAULT_EP_SET or SYS_TASK_NOTIFY on task),
- * drop our copy. */
+ * to the kernel with call (SYS_FAULT_EP_SET, SYS_FAULT_EP_SETF asynchronous
+ * or SYS_TASK_NOTIFY on task), drop our copy. */
 static long route(struct pager *pg, long call, long task, uint64_t b)
 {
 	long s = slot_alloc();
@@ -158,7 +158,7 @@ static long route(struct pager *pg, long call, long task, uint64_t b)
 		return s;
 	long r = cap_mint(pg->ep, s, R_SEND, b, 0, 0);
 	if (!r)
-		r = sc2(call, task, s);
+		r = sc3(call, task, s, call == SYS_FAULT_EP_SETF ? FAULT_EP_ASYNC : 0);
 	cap_delete(s);
 	slot_release(s);
 	return r;
@@ -202,6 +202,7 @@ struct pager_client *pager_attach(struct pager *pg, long task, uint64_t base, ui
 	c->task = task;
 	c->data = data;
 	c->id = pg->next_id++;
+	c->async = pg->async;
 	/* Pager-managed first, so the first fault after the routing below
 	 * already comes to us; death notice before faults, so a client that
 	 * dies once it can fault is always seen to die. */
@@ -214,7 +215,8 @@ struct pager_client *pager_attach(struct pager *pg, long task, uint64_t base, ui
 		r = ops[0].result ? ops[0].result : ops[1].result;
 	if (!r)
 		r = route(pg, SYS_TASK_NOTIFY, task, BADGE_DEATH | c->id);
-	if (!r && (r = route(pg, SYS_FAULT_EP_SET, task, BADGE_FAULT | c->id)))
+	if (!r && (r = route(pg, pg->async ? SYS_FAULT_EP_SETF : SYS_FAULT_EP_SET, task,
+			     BADGE_FAULT | c->id)))
 		sc2(SYS_TASK_NOTIFY, task, SLOT_NONE);
 	if (r)
 		goto fail;
@@ -291,6 +293,8 @@ void pager_fini(struct pager *pg)
 
 void pager_stop(struct pager *pg) { pg->stop = 1; }
 
+void pager_set_async(struct pager *pg, int on) { pg->async = on != 0; }
+
 static long answer(struct pager_fault *f, uint64_t word)
 {
 	struct pager *pg = f->pager;
@@ -300,7 +304,12 @@ static long answer(struct pager_fault *f, uint64_t word)
 			break;
 		}
 	long r = -E_DEAD;
-	if (f->reply >= 0) {
+	if (f->async && f->client) {
+		/* The fix woke the threads already; a refusal kills them. */
+		r = word == FAULT_RESUME ? 0 : sc2(SYS_FAULT_KILL, f->client->region, f->addr);
+		if (r == -E_NOENT)
+			r = 0;        /* nobody waits there any more */
+	} else if (f->reply >= 0) {
 		uint64_t w[4] = { word, 0, 0, 0 };
 		r = ipc(SYS_REPLY_CAP, f->reply, w, SLOT_NONE).a0;
 		cap_delete(f->reply);
@@ -323,27 +332,37 @@ static struct pager_client *fault_client(struct pager *pg, unsigned id)
 	return NULL;
 }
 
-/* A fault message m: hand it to the pager. The reply word to send now,
- * or -1 when the fault was deferred (its reply saved in a cap). */
-static long on_fault(struct pager *pg, unsigned id, const struct sysret *m)
+/* A fault the pager will not serve: counted, and refused at once when
+ * asynchronous (a call's refusal is the FAULT_KILL reply returned). */
+static long refuse(struct pager *pg, struct pager_client *c, uint64_t addr, int async)
 {
-	struct pager_client *c = fault_client(pg, id);
-	uint64_t addr = (uint64_t)m->a1;
+	pg->killed++;
+	if (async && c)
+		sc2(SYS_FAULT_KILL, c->region, addr);
+	return FAULT_KILL;
+}
+
+/* Serve fault message m of client c (NULL: gone), a call or, with async,
+ * an MSG_FAULT notice: on_fault's result. */
+static long serve_fault(struct pager *pg, struct pager_client *c, const struct sysret *m, int async)
+{
+	/* The words: address, access, status, thread (a call); MSG_FAULT,
+	 * address, status, access | thread << 8 (a notice). */
+	uint64_t addr = (uint64_t)(async ? m->a2 : m->a1);
+	uint64_t status = (uint64_t)m->a3;
+	uint64_t acc = (uint64_t)(async ? m->a4 : m->a2);
+	long thread = async ? FAULT_THREAD((uint64_t)m->a4) : m->a4;
 	pg->faults++;
-	if (!c || addr < c->base || addr - c->base >= c->len) {
-		pg->killed++;
-		return FAULT_KILL;        /* not a range we serve */
-	}
-	if (!pg->spare && !(pg->spare = malloc(sizeof *pg->spare))) {
-		pg->killed++;
-		return FAULT_KILL;
-	}
+	if (!c || addr < c->base || addr - c->base >= c->len)
+		return refuse(pg, NULL, addr, 0);        /* not a range we serve */
+	if (!pg->spare && !(pg->spare = malloc(sizeof *pg->spare)))
+		return refuse(pg, c, addr, async);
 	struct pager_fault *f = pg->spare;
 	*f = (struct pager_fault){
 		.client = c, .offset = (addr & ~(PG - 1)) - c->base, .addr = addr,
-		.access = FAULT_ACCESS((uint64_t)m->a2), .kind = FAULT_STATUS_KIND((uint64_t)m->a3),
-		.prot = FAULT_STATUS_PROT((uint64_t)m->a3), .tag = FAULT_STATUS_TAG((uint64_t)m->a3),
-		.thread = m->a4, .pager = pg, .reply = -1,
+		.access = FAULT_ACCESS(acc), .kind = FAULT_STATUS_KIND(status),
+		.prot = FAULT_STATUS_PROT(status), .tag = FAULT_STATUS_TAG(status),
+		.thread = thread, .pager = pg, .reply = -1, .async = async,
 	};
 	c->faults++;
 	long r = pg->ops->fault(pg, f);
@@ -356,6 +375,13 @@ static long on_fault(struct pager *pg, unsigned id, const struct sysret *m)
 			pg->racing++;
 			r = PAGER_RESUME;
 		}
+	}
+	if (r == PAGER_DEFER && async) {
+		f->next = pg->deferred;       /* no reply cap: the record is all */
+		pg->deferred = f;
+		pg->spare = NULL;
+		pg->deferrals++;
+		return -1;
 	}
 	if (r == PAGER_DEFER) {
 		long s = slot_alloc();
@@ -371,11 +397,20 @@ static long on_fault(struct pager *pg, unsigned id, const struct sysret *m)
 			slot_release(s);
 		r = PAGER_KILL;           /* cannot hold it: the client must not hang */
 	}
-	if (r != PAGER_RESUME) {
-		pg->killed++;
-		return FAULT_KILL;
-	}
-	return FAULT_RESUME;
+	if (r != PAGER_RESUME)
+		return refuse(pg, c, addr, async);
+	return async ? -1 : FAULT_RESUME;
+}
+
+/* A fault message m: a call, or an MSG_FAULT notice for a client
+ * attached asynchronously (*async set then). Hand it to the pager. The
+ * reply word to send now, or -1 when the fault was deferred (its reply
+ * saved in a cap) or there is nothing to reply to. */
+static long on_fault(struct pager *pg, unsigned id, const struct sysret *m, int *async)
+{
+	struct pager_client *c = fault_client(pg, id);
+	*async = c ? c->async : (uint64_t)m->a1 == MSG_FAULT;
+	return serve_fault(pg, c, m, *async);
 }
 
 /* A death notice for attachment id: every attachment of that task goes,
@@ -415,8 +450,9 @@ long pager_serve(struct pager *pg)
 		if ((badge & BADGE_DEATH) && (uint64_t)m.a1 == MSG_DEATH) {
 			on_death(pg, BADGE_ID(badge), m.a2);
 		} else if (badge & BADGE_FAULT) {
-			long w = on_fault(pg, BADGE_ID(badge), &m);
-			if (w >= 0) {
+			int async;
+			long w = on_fault(pg, BADGE_ID(badge), &m, &async);
+			if (w >= 0 && !async) {
 				rw[0] = (uint64_t)w;
 				reply = 1;
 			}

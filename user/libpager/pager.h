@@ -14,6 +14,15 @@
  * faults dropped (their reply caps freed at once), then `client_gone`
  * called, then its range detached.
  *
+ * Asynchronous mode (pager_set_async; docs/pagers.md "Asynchronous
+ * faults"): clients attached after it send their faults as notices, not
+ * calls. Nothing is replied: the page the callback fixes wakes every
+ * thread waiting on it, so a deferred fault holds no reply cap (and no
+ * slot) and any number may be outstanding; pager_resume then just frees
+ * the record (the fix already woke the threads) and pager_kill refuses
+ * the page (SYS_FAULT_KILL). One fault arrives per page, however many
+ * threads wait on it.
+ *
  * One thread serves a pager: no callback runs concurrently with another.
  * Tutorial: docs/writing-a-pager.md. */
 #ifndef PATINA_LIBPAGER_H
@@ -39,6 +48,7 @@ struct pager_fault {
 	/* libpager's own: */
 	struct pager *pager;
 	long reply;          /* saved reply cap while deferred, else -1 */
+	int async;           /* an asynchronous fault: nothing to reply to */
 	struct pager_fault *next;
 };
 
@@ -72,6 +82,7 @@ struct pager_client {
 	unsigned long faults;     /* faults of this client served */
 	/* libpager's own: */
 	unsigned id;
+	int async;                /* attached in asynchronous mode */
 	struct pager_client *next;
 };
 
@@ -82,6 +93,7 @@ struct pager {
 	struct pager_client *clients;
 	unsigned next_id, live;   /* clients attached and not gone */
 	int stop;
+	int async;                /* attach clients in asynchronous mode (pager_set_async) */
 	struct pager_fault *deferred;
 	struct pager_fault *spare;    /* the record the next fault is read into */
 	/* What happened so far. */
@@ -103,6 +115,10 @@ struct pager_client *pager_attach(struct pager *pg, long task, uint64_t base, ui
 /* Undo pager_attach for a live client: its faults and death no longer
  * come here, its range is unmapped and left invalid. 0 or an error. */
 long pager_detach(struct pager_client *c);
+
+/* Clients attached from now on fault asynchronously (on: 1) or with
+ * calls (0, the default). */
+void pager_set_async(struct pager *pg, int on);
 
 /* Receive and dispatch until a callback calls pager_stop (0; a pending
  * answer is sent first) or a receive fails (its error). A pager whose

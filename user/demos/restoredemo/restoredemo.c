@@ -1,7 +1,7 @@
 /* restoredemo: snapshot restore through a user-level pager, as a VM
  * monitor's fault handler restores guest memory from a snapshot.
  *
- *   restoredemo [--mode one|batch|huge] [--mib M]
+ *   restoredemo [--mode one|batch|huge] [--mib M] [--async [--threads T]]
  *
  * This program's thread is the pager: it fills an image of M MiB (default
  * 64) with a pattern in its own memory, then serves the faults of a
@@ -14,6 +14,13 @@
  *          read ahead (one fault a block);
  *   huge   the same block from 2 MiB-aligned contiguous frames
  *          (SYS_REGION_ALLOC_CONTIG), mapped as one 2 MiB leaf.
+ * With --async the client is attached in asynchronous mode (pager.h) and
+ * touches its range with T threads (default 64), each its own slice. The
+ * pager holds every fault until all the client's threads still touching
+ * wait in one, then answers them last first, one supply per block (mode
+ * one: per page), each waking every thread waiting in it; it prints
+ *   restore: async, <T> threads, <K> faults outstanding at most, <R> rounds
+ * before the last line.
  * The client counts rdinstret across its touch loop. Last line:
  *   restore: <P> pages, <F> faults, <I> instructions per page, mode <m>, <C> corrupt
  * (I counts every instruction the hart retired in the loop: the client's,
@@ -29,6 +36,8 @@
 #define RS_BADGE   0x7e5704eUL
 #define RS_HELLO 1
 #define RS_DONE  2
+#define RS_THREAD_DONE 3          /* an async client's thread finished its slice */
+#define RS_THREADS_MAX 128
 #define PG    4096UL
 #define BLOCK (512 * PG)
 
@@ -43,6 +52,21 @@ static inline uint64_t rs_word(uint64_t off)
 
 /* --- the client --- */
 
+/* An async client's touch: T threads, thread t over pages [lo, hi) of
+ * slice t, each telling the pager when it is done. */
+static struct { uint64_t pages, n; volatile uint64_t bad, done; } rt;
+
+static void rs_slice(void *a)
+{
+	uint64_t t = (uint64_t)a, bad = 0;
+	for (uint64_t p = t * rt.pages / rt.n; p < (t + 1) * rt.pages / rt.n; p++)
+		bad += *(volatile uint64_t *)(RS_BASE + p * PG) != rs_word(p * PG);
+	__atomic_add_fetch(&rt.bad, bad, __ATOMIC_RELAXED);
+	uint64_t w[4] = { RS_THREAD_DONE, 0, 0, 0 };
+	ipc(SYS_CALL, SLOT_GIVEN, w, SLOT_NONE);
+	__atomic_add_fetch(&rt.done, 1, __ATOMIC_RELEASE);
+}
+
 /* The touch loop (one read a page, against the pattern), counted, then
  * every word checked: the pages with a wrong word. */
 static int rs_client(void)
@@ -55,7 +79,18 @@ static int rs_client(void)
 		return 201;
 	uint64_t pages = (uint64_t)r.a1, bad = 0;
 	uint64_t i0 = rdinstret();
-	for (uint64_t p = 0; p < pages; p++)
+	if (r.a2) {
+		rt.pages = pages;
+		rt.n = (uint64_t)r.a2;
+		for (uint64_t t = 0; t + 1 < rt.n; t++)
+			if (uthread_start(rs_slice, (void *)t, -1, 1) < 0)
+				return 202;
+		rs_slice((void *)(rt.n - 1));
+		while (__atomic_load_n(&rt.done, __ATOMIC_ACQUIRE) < rt.n)
+			sys_yield();
+		bad = rt.bad;
+	}
+	for (uint64_t p = 0; !r.a2 && p < pages; p++)
 		bad += *(volatile uint64_t *)(RS_BASE + p * PG) != rs_word(p * PG);
 	uint64_t ins = rdinstret() - i0;
 	unsigned long corrupt = 0;
@@ -83,25 +118,75 @@ struct rs_pager {
 	unsigned long supplied, corrupt, ins;
 	long err;
 	int hello, done, gone;
+	/* --async: client threads still touching, faults held now and at
+	 * most, rounds of answers, blocks (or pages) supplied (a bit each) */
+	unsigned threads, active, held, most, rounds;
+	uint64_t *given;
 };
 
-/* A fault: the page (one) or its 2 MiB block, clipped to the image. */
-static int rs_fault(struct pager *pg, struct pager_fault *f)
+/* Supply the page at f (one) or its 2 MiB block, clipped to the image,
+ * unless an earlier supply of an async round gave it already. */
+static long rs_supply(struct rs_pager *rp, struct pager_fault *f)
 {
-	struct rs_pager *rp = pg->data;
 	uint64_t off = f->offset, n = 1;
 	if (rp->mode != MODE_ONE) {
 		off &= ~(BLOCK - 1);
 		n = rp->pages - off / PG < 512 ? rp->pages - off / PG : 512;
 	}
+	uint64_t bit = rp->mode == MODE_ONE ? off / PG : off / BLOCK;
+	if (rp->given && (rp->given[bit / 64] >> (bit % 64) & 1))
+		return 0;
 	long r = pager_supply_range(f->client, off, RS_IMAGE + off, (unsigned)n, PROT_R | PROT_W);
 	if (r) {
 		if (!rp->err)
 			rp->err = r;
-		return r == -E_EXIST ? r : PAGER_KILL;
+		return r;
 	}
+	if (rp->given)
+		rp->given[bit / 64] |= 1ULL << (bit % 64);
 	rp->supplied += n;
+	return 0;
+}
+
+/* Every thread still touching waits in a fault: answer the held faults,
+ * last first (libpager keeps them newest first). */
+static void rs_answer_held(struct pager *pg, struct rs_pager *rp)
+{
+	rp->rounds++;
+	while (pg->deferred) {
+		struct pager_fault *f = pg->deferred;
+		if (f->client && rs_supply(rp, f))
+			pager_kill(f);
+		else
+			pager_resume(f);
+	}
+	rp->held = 0;
+}
+
+/* A fault. Synchronous: supplied now. --async: held until every thread
+ * still touching waits in one; the one that completes the set is
+ * answered first, then the held ones. */
+static int rs_fault(struct pager *pg, struct pager_fault *f)
+{
+	struct rs_pager *rp = pg->data;
+	if (f->async && ++rp->held > rp->most)
+		rp->most = rp->held;
+	if (f->async && rp->held < rp->active)
+		return PAGER_DEFER;
+	long r = rs_supply(rp, f);
+	if (f->async)
+		rs_answer_held(pg, rp);
+	if (r)
+		return r == -E_EXIST ? r : PAGER_KILL;
 	return PAGER_RESUME;
+}
+
+/* A thread finished: the held faults are answered if every thread still
+ * touching waits in one. */
+static void rs_maybe_answer(struct pager *pg, struct rs_pager *rp)
+{
+	if (rp->held && rp->held >= rp->active)
+		rs_answer_held(pg, rp);
 }
 
 /* The client's hello (answered with the page count) and done (its
@@ -113,6 +198,12 @@ static long rs_msg(struct pager *pg, uint64_t badge, const uint64_t w[4], uint64
 	if (badge == RS_BADGE && w[0] == RS_HELLO && !rp->hello) {
 		rp->hello = 1;
 		reply[0] = rp->pages;
+		reply[1] = rp->threads;
+		return 1;
+	}
+	if (badge == RS_BADGE && w[0] == RS_THREAD_DONE && rp->active) {
+		rp->active--;
+		rs_maybe_answer(pg, rp);
 		return 1;
 	}
 	if (badge == RS_BADGE && w[0] == RS_DONE) {
@@ -166,13 +257,22 @@ static void rs_unfill(uint64_t pages)
 	region_txn(SLOT_SELF_AS, RS_IMAGE, RS_IMAGE + pages * PG, &u, 1);
 }
 
-/* --mode and --mib into *mode and *mib: 0, or -1 for anything else. */
-static int rs_args(int argc, char **argv, int *mode, unsigned long *mib)
+/* --mode, --mib, --async and --threads into *mode, *mib and *threads (0:
+ * synchronous): 0, or -1 for anything else. */
+static int rs_args(int argc, char **argv, int *mode, unsigned long *mib, unsigned long *threads)
 {
+	int async = 0;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--async")) {
+			async = 1;
+			continue;
+		}
 		if (i + 1 >= argc)
 			return -1;
-		if (!strcmp(argv[i], "--mib")) {
+		if (!strcmp(argv[i], "--threads")) {
+			if (parse_ulong(argv[++i], threads) || *threads < 1 || *threads > RS_THREADS_MAX)
+				return -1;
+		} else if (!strcmp(argv[i], "--mib")) {
 			if (parse_ulong(argv[++i], mib) || *mib < 2 || *mib > 1024 || (*mib & 1))
 				return -1;
 		} else if (!strcmp(argv[i], "--mode")) {
@@ -187,6 +287,10 @@ static int rs_args(int argc, char **argv, int *mode, unsigned long *mib)
 			return -1;
 		}
 	}
+	if (!async && *threads)
+		return -1;          /* --threads only with --async */
+	if (async && !*threads)
+		*threads = 64;
 	return 0;
 }
 
@@ -195,10 +299,12 @@ static int rs_args(int argc, char **argv, int *mode, unsigned long *mib)
 int cmd_restoredemo(int argc, char **argv)
 {
 	int mode = MODE_BATCH;
-	unsigned long mib = 64;
-	if (rs_args(argc, argv, &mode, &mib))
-		return prog_usage("restoredemo [--mode one|batch|huge] [--mib M]  (M even, 2..1024)");
-	struct rs_pager rp = { .mode = mode, .pages = mib * 256 };
+	unsigned long mib = 64, threads = 0;
+	if (rs_args(argc, argv, &mode, &mib, &threads))
+		return prog_usage("restoredemo [--mode one|batch|huge] [--mib M] [--async [--threads T]]"
+				  "  (M even, 2..1024; T 1..128, default 64)");
+	struct rs_pager rp = { .mode = mode, .pages = mib * 256, .threads = (unsigned)threads,
+			       .active = (unsigned)threads };
 	struct pager pg;
 	long ctl = slot_alloc(), task = slot_alloc(), r, st = -1;
 	int inited = 0, spawned = 0;
@@ -210,13 +316,18 @@ int cmd_restoredemo(int argc, char **argv)
 		printf("restoredemo: image: %ld\n", r);
 		goto out;
 	}
+	if (threads && !(rp.given = calloc(rp.pages / 64 + 1, sizeof *rp.given))) {
+		r = -E_NOMEM;
+		goto out;
+	}
 	if ((r = pager_init(&pg, &rs_ops, &rp)))
 		goto out;
 	inited = 1;
+	pager_set_async(&pg, threads != 0);
 	if ((r = cap_mint(pg.ep, ctl, R_SEND, RS_BADGE, 0, 0)))
 		goto out;
 	/* The client holds the restored pages and their page tables. */
-	long cq = QUOTA(rp.pages + rp.pages / 256 + 256, 2, 2, 0);
+	long cq = QUOTA(rp.pages + rp.pages / 256 + 256 + 8 * threads, 2 + (int)threads, 2, 0);
 	if ((r = task_spawn_q(self_module(), ROLE_RESTORE, task, cq, ctl)))
 		goto out;
 	spawned = 1;
@@ -247,8 +358,12 @@ out:
 			cap_delete(slots[i]);
 			slot_release(slots[i]);
 		}
+	free(rp.given);
 	if (!rp.done)
 		rp.corrupt = rp.pages;
+	if (threads)
+		printf("restore: async, %lu threads, %u faults outstanding at most, %u rounds\n", threads,
+		       rp.most, rp.rounds);
 	printf("restore: %lu pages, %lu faults, %lu instructions per page, mode %s, %lu corrupt\n",
 	       (unsigned long)rp.pages, faults, rp.ins / (unsigned long)rp.pages, mode_name[mode],
 	       rp.corrupt);

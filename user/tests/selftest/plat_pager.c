@@ -43,7 +43,9 @@
  * one of them fault on its own page, and asserts that all of them (at
  * least PP_MANY_MIN) are held at once, each by a reply cap of ours; then
  * it supplies each page and resumes, last fault first, and every thread
- * reads its page right.
+ * reads its page right. plat_pager_async_deferred does the same with the
+ * clients attached asynchronously: no reply cap at all, and one supply
+ * per client answers all its faults.
  *
  * Counters: each test checks the kernel's objects and caps come back
  * after its clients are reaped and its pager is torn down. Free frames
@@ -698,13 +700,38 @@ static int many_fault(struct pager *pg, struct pager_fault *f)
 	return PAGER_DEFER;
 }
 
+/* --- plat_pager_async_deferred --- */
+
+#define PP_ASYNC_SRC 0x57000000UL      /* our pages the supplies move */
+
+/* Client k's pages, words in place, moved into its range with one supply. */
+static long many_supply_all(unsigned k)
+{
+	uint64_t len = (uint64_t)mf.pages[k] * PG;
+	struct region_op mk = { .op = ROP_MARK, .prot = PROT_R | PROT_W, .va = PP_ASYNC_SRC, .len = len };
+	long r = region_txn(SLOT_SELF_AS, PP_ASYNC_SRC, PP_ASYNC_SRC + len, &mk, 1);
+	if (r != 1)
+		return r < 0 ? r : -E_INVAL;
+	for (uint64_t p = 0; p < (uint64_t)mf.pages[k]; p++) {
+		volatile uint64_t *w = (volatile uint64_t *)(PP_ASYNC_SRC + p * PG);
+		w[0] = many_first(many_key(k), p);
+		w[511] = many_last(many_key(k), p);
+	}
+	r = pager_supply_range(pp.client[k], 0, PP_ASYNC_SRC, (unsigned)mf.pages[k], PROT_R | PROT_W);
+	pg_unmap(PP_ASYNC_SRC, len);
+	return r;
+}
+
 /* Every fault the thread limits allow, held at once, answered last first
- * (the file's header). */
-int plat_pager_1000_deferred(char *why)
+ * (the file's header). async: the clients are attached asynchronously,
+ * every fault is held by a record alone (no reply cap, no slot), and each
+ * client's pages come with one supply, last client first, which wakes
+ * all its threads; pager_resume then only frees the records. */
+static int many_deferred(char *why, int async)
 {
 	static const struct pager_ops ops = { .fault = many_fault, .message = pp_message,
 					      .client_gone = pp_client_gone };
-	struct kcounters before;
+	struct kcounters before, held;
 	struct pager pg;
 	struct cap_info ci;
 	why[0] = 0;
@@ -723,6 +750,7 @@ int plat_pager_1000_deferred(char *why)
 	CK((mf.held = calloc(mf.want, sizeof *mf.held)) != NULL, "no memory");
 	CK((r = pager_init(&pg, &ops, NULL)) == 0, "pager_init: %s", err_name(r));
 	inited = 1;
+	pager_set_async(&pg, async);
 	pp_reset(&pg, many_attach);
 	pp.stop_any = 1;              /* a client dead early never faults: stop then */
 	for (unsigned k = 0; k < PP_MANY_CLIENTS; k++) {
@@ -737,20 +765,32 @@ int plat_pager_1000_deferred(char *why)
 	CK((r = pager_serve(&pg)) == 0, "pager_serve: %s", err_name(r));
 	CK(pp.gone == 0, "%u clients died before all faulted (%u of %u held; first status %ld)", pp.gone,
 	   mf.n, mf.want, pp.status[0]);
-	/* All held at once: each a distinct page, each with a reply cap. */
+	/* All held at once: each a distinct page, each with a reply cap (or,
+	 * async, none: the kernel's page waits hold them). */
 	CK(mf.n == mf.want && pg.deferrals == mf.want && !mf.dup, "%u faults held of %u (%lu deferred, %d twice)",
 	   mf.n, mf.want, pg.deferrals, mf.dup);
 	for (unsigned i = 0; i < mf.n; i++) {
+		if (async) {
+			CK(mf.held[i]->async && mf.held[i]->reply < 0, "held fault %u is not a bare record", i);
+			continue;
+		}
 		CK(mf.held[i]->reply >= 0 && cap_info(mf.held[i]->reply, &ci) == 0 && ci.type == CAP_REPLY,
 		   "held fault %u has no reply cap", i);
 		for (unsigned j = 0; j < i; j++)
 			CK(mf.held[i] != mf.held[j] && mf.held[i]->reply != mf.held[j]->reply,
 			   "held faults %u and %u share a record or a reply cap", j, i);
 	}
-	printf("  %u faults held at once (thread quota %ld, free thread structs %ld, MAX_THREADS %d)\n", mf.n,
-	       quota, free_structs, PP_KERNEL_MAX_THREADS);
+	dbg(DBG_COUNTERS, (uint64_t)&held, 0);
+	CK(!async || held.pagewaits == mf.n, "%lu pages waited on in the kernel, %u faults held",
+	   held.pagewaits, mf.n);
+	printf("  %u %sfaults held at once (thread quota %ld, free thread structs %ld, MAX_THREADS %d)\n", mf.n,
+	       async ? "asynchronous " : "", quota, free_structs, PP_KERNEL_MAX_THREADS);
 
-	/* Last first: give the page its words, resume the thread. */
+	/* Async: one supply per client, last client first. */
+	for (unsigned k = PP_MANY_CLIENTS; async && k-- > 0;)
+		CK((r = many_supply_all(k)) == 0, "supply of client %u's %ld pages: %s", k, mf.pages[k],
+		   err_name(r));
+	/* Last first: give the page its words (unless supplied), resume. */
 	for (unsigned i = mf.n; i-- > 0;) {
 		struct pager_fault *f = mf.held[i];
 		unsigned k = 0;
@@ -760,7 +800,8 @@ int plat_pager_1000_deferred(char *why)
 		uint64_t page[512] = { 0 }, p = f->offset / PG;
 		page[0] = many_first(many_key(k), p);
 		page[511] = many_last(many_key(k), p);
-		CK((r = pager_supply(f->client, f->offset, page, PROT_R | PROT_W)) == 0, "supply: %s", err_name(r));
+		CK(async || (r = pager_supply(f->client, f->offset, page, PROT_R | PROT_W)) == 0, "supply: %s",
+		   err_name(r));
 		mf.held[i] = NULL;
 		CK((r = pager_resume(f)) == 0, "resume of fault %u: %s", i, err_name(r));
 	}
@@ -782,3 +823,6 @@ out:
 		return 1;
 	return pp_counters_back(&before, self0, why);
 }
+
+int plat_pager_1000_deferred(char *why) { return many_deferred(why, 0); }
+int plat_pager_async_deferred(char *why) { return many_deferred(why, 1); }

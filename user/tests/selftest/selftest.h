@@ -102,6 +102,7 @@ int plat_file_4096_shared(char *why);
 int plat_pager_racing(char *why);
 int plat_pager_deferred_death(char *why);
 int plat_pager_1000_deferred(char *why);
+int plat_pager_async_deferred(char *why);
 
 int pg_fault_message(char *why);
 int pg_fault_kill_reply(char *why);
@@ -111,6 +112,15 @@ int pg_reply_not_waiting(char *why);
 int pg_pager_gone(char *why);
 int pg_uaccess_pager(char *why);
 int pg_task_create(char *why);
+/* async_tests.c */
+int async_fault_notice(char *why);
+int async_reverse_order(char *why);
+int async_supply_wakes_all(char *why);
+int async_same_page(char *why);
+int async_pager_gone(char *why);
+int async_fault_kill(char *why);
+int async_kill_waiter(char *why);
+int async_setf_rules(char *why);
 /* Region ops for pagers, page rights, frame sharing, COW fork
  * (mmops_tests.c, selftest names mm_*). */
 enum { ROLE_MM_TOUCH = 80 };

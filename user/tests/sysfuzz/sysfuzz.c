@@ -81,7 +81,7 @@ enum {
 	CK_THREAD_KILL, CK_TASK_CTL, CK_TASK_KILL,
 	CK_LATE_REVOKE, CK_TXN_REVOKE, CK_XT_REVOKED, CK_XT_RIGHTS, CK_IPC,
 	CK_P_GIVE_KERNEL, CK_P_KERNEL_RIGHTS, CK_P_CONSOLE_RIGHTS,
-	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE, CK_TASK_NOTIFY,
+	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE, CK_TASK_NOTIFY, CK_FAULT_KILL,
 	CK_P_SPAWN_EXT, CK_P_SPAWN_CHILD, CK_P_DBG_NAME,
 	CK_DEVICE, CK_DMA, CK_DEV_MAP, CK_DEV_GRANT,
 	CK_SETUP,
@@ -108,6 +108,7 @@ static const char *const ck_name[NCK] = {
 	"fault endpoint set without CONTROL", "empty task created without CONTROL",
 	"clone without QUERY+MAP on the source or MAP on the target",
 	"death notice asked for without CONTROL",
+	"asynchronous fault refused without MAP",
 	"spawn with a bad extension (args block, kernel or console slot)",
 	"spawned child's arguments or handed caps not the ones given",
 	"debug name with a bad kind, index, size or buffer",
@@ -1159,11 +1160,32 @@ static void ck_control(uint64_t *s)
 		break;
 	case 4: {
 		/* A fault endpoint set through a task or thread cap without
-		 * CONTROL. (We hold no task cap with CONTROL here, so the
-		 * endpoint-without-SEND rule is pg_fault_ep_rights's.) */
-		struct cap_info ti;
-		r = sc2(SYS_FAULT_EP_SET, rnd(s) % 2 || cap_info(O_THR_NC, &ti) ? O_TASK_NC : O_THR_NC, O_P_SO);
-		expect(CK_FAULT_EP, r, E_PERM, 0);
+		 * CONTROL, synchronous or asynchronous. (We hold no task cap
+		 * with CONTROL here, so the endpoint-without-SEND rule is
+		 * pg_fault_ep_rights's.) Or an asynchronous fault refused
+		 * through a region mint without MAP. */
+		struct cap_info ti, ci;
+		long tgt = rnd(s) % 2 || cap_info(O_THR_NC, &ti) ? O_TASK_NC : O_THR_NC;
+		switch (rnd(s) % 3) {
+		case 0:
+			r = sc2(SYS_FAULT_EP_SET, tgt, O_P_SO);
+			expect(CK_FAULT_EP, r, E_PERM, 0);
+			break;
+		case 1:
+			r = sc3(SYS_FAULT_EP_SETF, tgt, O_P_SO, FAULT_EP_ASYNC);
+			expect(CK_FAULT_EP, r, E_PERM, 0);
+			break;
+		default:
+			r = cap_info(O_REG, &ci);
+			r = r ? r : cap_mint(O_REG, O_TMP, ci.rights & ~R_MAP, 0, OW_VA, OW_END);
+			if (r) {
+				note_mism(CK_SETUP, r);
+				return;
+			}
+			r = sc2(SYS_FAULT_KILL, O_TMP, OW_VA + (rnd(s) % 16) * 4096);
+			expect(CK_FAULT_KILL, r, E_PERM, 0);
+			break;
+		}
 		break;
 	}
 	case 5:
