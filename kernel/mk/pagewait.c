@@ -202,9 +202,7 @@ static int in_ranges(uint64_t page, const struct pw_range *r, int n)
 
 long pagewait_wake(struct task *t, const struct pw_range *r, int nr, int verdict)
 {
-	/* The commit is ordered before this look (the header's rule). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&t->pw_count, __ATOMIC_RELAXED))
+	if (!pagewait_pending(t))
 		return 0;
 	long n = 0;
 	unsigned long f = spin_lock_irqsave(&pw_lock);

@@ -38,6 +38,16 @@ void pagewait_leave(struct thread *me);
 int pagewait_sleep(struct thread *me, struct endpoint *e, uint64_t badge,
 		   const uint64_t msg[IPC_WORDS]);
 
+/* Needs: called after the commit that may have fixed pages of t (its
+ * cursor released). Whether any thread of t may wait on a page: a full
+ * fence (the commit before this look: pagewait.c's rule) and one load.
+ * 0: nothing to wake, and pagewait_wake would do nothing either. */
+static inline int pagewait_pending(const struct task *t)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&t->pw_count, __ATOMIC_RELAXED) != 0;
+}
+
 /* A range [lo, hi) of pages. */
 struct pw_range { uint64_t lo, hi; };
 

@@ -167,6 +167,8 @@ static void evicted_install(struct txn *x, const uint64_t *evicted, const unsign
  * their access (asynchronous faults, pagewait.c), in one pass. */
 static void txn_wake(const struct txn *x)
 {
+	if (!pagewait_pending(x->target))    /* the common case: one fence, one load */
+		return;
 	struct pw_range r[REGION_MAX_OPS];
 	int n = 0;
 	for (long i = 0; i < x->n; i++) {
