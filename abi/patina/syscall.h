@@ -83,6 +83,9 @@ enum patina_sys {
 	SYS_IRQ_BIND,          /* (irq, endpoint or SLOT_NONE): patina/device.h */
 	SYS_IRQ_ACK,           /* (irq): patina/device.h */
 	SYS_DMA_ADDR,          /* (mmio with R_DMA, frame) -> physical address: patina/device.h */
+	SYS_MOBJ_CREATE,       /* (npages, dst, ep or SLOT_NONE): patina/mobj.h */
+	SYS_MOBJ_SUPPLY,       /* (mobj, offset, src region, src_va, npages): patina/mobj.h */
+	SYS_MOBJ_OP,           /* (mobj, op, offset, npages): patina/mobj.h */
 	SYS_COUNT
 };
 
@@ -182,6 +185,9 @@ struct kcounters {
 	unsigned long notices;         /* death notices registered or waiting to be received */
 	unsigned long txn_overdraws;   /* region transactions that needed frames they had not
 	                                * planned for (mm_txn_overdraws): always 0 */
+	unsigned long mobjs;           /* memory objects alive */
+	unsigned long mobj_maps;       /* their mapping records */
+	unsigned long mobj_pages;      /* object pages held (frames in page indexes) */
 };
 
 /* IPC: number of message words in registers, and "no cap" for xfer slots. */

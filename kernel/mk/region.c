@@ -23,6 +23,7 @@
  * more rights than those limits leave, and moves the frame's quota charge
  * to the caller. */
 #include "region.h"
+#include "mobj.h"
 #include "uvm_frames.h"
 
 /* ROP_EVICT, planned: the page at op->va is a 4 KiB mapping whose frame
@@ -132,7 +133,19 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 	}
 	case ROP_UNMAP:
 		r = err_from_mm(mm_unmap(c, op->va, op->len));
+		if (!r)
+			mobj_unmapped(x->target, op->va, op->len);
 		break;
+	case ROP_MAP_OBJ: {
+		struct mm_status st;
+		txn_obj_status(x, i, &st);
+		if (!(r = err_from_mm(mm_mark(c, op->va, op->len, &st)))) {
+			mobj_map_attach(x->rec[i], x->target, op->va, op->len,
+					(uint32_t)ROP_OBJ_OFF(op->arg), st.prot);
+			x->rec[i] = NULL;    /* the mapping's now */
+		}
+		break;
+	}
 	}
 	return r;
 }
@@ -213,6 +226,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	if (code)
 		uvm_icache_sync(x.target);
 	txn_undecode(&x);
+	mobj_zombies_reap();     /* records an unmap detached */
 	evicted_install(&x, evicted, evicted_rights);
 	if (!err)
 		return n;

@@ -18,6 +18,7 @@
 #include "harts.h"
 #include "shootdown.h"
 #include "devices.h"
+#include "mobj.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -717,6 +718,16 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 						synced_code = 1;
 				}
 			}
+		}
+	} else if (mobj_status_is(&info)) {
+		/* a memory object's page: err -E_FAULT leaves *status its word */
+		uint64_t w;
+		err = mobj_fault(&c, t, page, &info, write, exec, made, &w);
+		if (err == -E_FAULT && status) {
+			mm_release(&c);
+			zframe_put(fresh);
+			*status = w;
+			return err;
 		}
 	} else if (info.kind == MM_MAPPED && (info.prot & need) && (info.prot & MM_PROT_U)) {
 		/* another thread won, or (software A/D) the first access or

@@ -1,0 +1,294 @@
+/* Mappings of memory objects: ROP_MAP_OBJ's part of a region
+ * transaction, the reverse map (one record per mapping: address space,
+ * va, offset, pages; range-based, never per page), the range operations
+ * that reach every mapping (SYS_MOBJ_OP) and the teardown of records.
+ *
+ * A record is the mapping as made. What a region op does to its pages
+ * afterwards (mark, map, supply over them) is not tracked: every range
+ * operation checks each page under the cursor before it acts (an object
+ * status, or a mapping of the very frame the object holds at that
+ * offset), so a record that no longer matches its pages is harmless. An
+ * unmap (ROP_UNMAP) trims the records it cuts at an end and detaches the
+ * ones it covers; one it cuts in the middle stays whole until the task
+ * dies. Detached records (zombies) keep their object reference until
+ * mobj_zombies_reap drops it with no cursor held (dropping the last one
+ * may free the object and put its endpoint, which takes locks a cursor
+ * holder may not). */
+#include "mobj.h"
+#include "region.h"
+#include "region_supply.h"
+#include "frame.h"
+
+struct mobj_map mobj_maps[MOBJ_MAPS_MAX];
+static unsigned nzombies;      /* mobj_lock's */
+
+uint64_t mobj_status_arg(const struct mobj *o, uint64_t va, uint32_t off)
+{
+	uint64_t bias = ((uint64_t)off - (va >> PAGE_SHIFT)) & ((1u << MOBJ_OFF_BITS) - 1);
+	return (uint64_t)(o - mobjs) << (MOBJ_OFF_BITS + MOBJ_GEN_BITS) |
+	       (uint64_t)(o->gen & ((1u << MOBJ_GEN_BITS) - 1)) << MOBJ_OFF_BITS | bias;
+}
+
+/* The status a record's not-yet-mapped pages carry. */
+void mobj_status_of(const struct mobj_map *r, struct mm_status *st)
+{
+	st->kind = MM_SWAPPED;
+	st->prot = r->prot;
+	st->dev = MOBJ_DEV;
+	st->arg = mobj_status_arg(r->o, r->va, r->off);
+}
+
+/* A free record for a mapping of o (the caller holds a reference on o;
+ * the record takes one more), not attached yet; NULL when none is left. */
+struct mobj_map *mobj_map_reserve(struct mobj *o)
+{
+	struct mobj_map *r = NULL;
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	for (int i = 0; i < MOBJ_MAPS_MAX && !r; i++)
+		if (!mobj_maps[i].o)
+			r = &mobj_maps[i];
+	if (r) {
+		*r = (struct mobj_map){ .o = o };
+		mobj_get(o);
+	}
+	spin_unlock_irqrestore(&mobj_lock, f);
+	return r;
+}
+
+/* Needs: no cursor. Give back a record mobj_map_reserve gave and that
+ * was never attached. */
+void mobj_map_unreserve(struct mobj_map *r)
+{
+	struct mobj *o = r->o;
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	r->o = NULL;
+	spin_unlock_irqrestore(&mobj_lock, f);
+	mobj_put(o, 0);
+}
+
+/* Needs the cursor over [va, va + len) of t, whose pages now carry the
+ * record's status. The record describes that mapping from now on. */
+void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t len, uint32_t off,
+		     unsigned prot)
+{
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	r->t = t;
+	r->tgen = t->gen;
+	r->va = va;
+	r->off = off;
+	r->npages = (uint32_t)(len / PAGE_SIZE);
+	r->prot = (uint8_t)prot;
+	spin_unlock_irqrestore(&mobj_lock, f);
+}
+
+/* Needs mobj_lock. Detach r: its reference is dropped by the next reap. */
+static void detach(struct mobj_map *r)
+{
+	r->t = NULL;
+	r->zombie = 1;
+	nzombies++;
+}
+
+/* Needs the cursor over [va, va + len) of t, just unmapped. Records of t
+ * it covers are detached, ones it cuts at an end trimmed to what is left. */
+void mobj_unmapped(struct task *t, uint64_t va, uint64_t len)
+{
+	uint64_t end = va + len;
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	for (int i = 0; i < MOBJ_MAPS_MAX; i++) {
+		struct mobj_map *r = &mobj_maps[i];
+		if (!r->o || r->t != t || r->tgen != t->gen)
+			continue;
+		uint64_t rend = r->va + (uint64_t)r->npages * PAGE_SIZE;
+		if (rend <= va || end <= r->va)
+			continue;
+		if (va <= r->va && rend <= end) {
+			detach(r);
+		} else if (va <= r->va) {         /* the head went */
+			uint32_t d = (uint32_t)((end - r->va) / PAGE_SIZE);
+			r->va = end;
+			r->off += d;
+			r->npages -= d;
+		} else if (rend <= end) {          /* the tail went */
+			r->npages = (uint32_t)((va - r->va) / PAGE_SIZE);
+		}
+	}
+	spin_unlock_irqrestore(&mobj_lock, f);
+}
+
+void mobj_zombies_reap(void)
+{
+	if (!__atomic_load_n(&nzombies, __ATOMIC_RELAXED))
+		return;
+	for (int i = 0; i < MOBJ_MAPS_MAX; i++) {
+		struct mobj *o = NULL;
+		unsigned long f = spin_lock_irqsave(&mobj_lock);
+		struct mobj_map *r = &mobj_maps[i];
+		if (r->o && r->zombie) {
+			o = r->o;
+			r->o = NULL;
+			r->zombie = 0;
+			nzombies--;
+		}
+		spin_unlock_irqrestore(&mobj_lock, f);
+		if (o)
+			mobj_put(o, 0);
+	}
+}
+
+/* Needs: mk_lock NOT held; t's address space torn down. */
+void mobj_task_gone(struct task *t)
+{
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	for (int i = 0; i < MOBJ_MAPS_MAX; i++)
+		if (mobj_maps[i].o && mobj_maps[i].t == t)
+			detach(&mobj_maps[i]);
+	spin_unlock_irqrestore(&mobj_lock, f);
+	mobj_zombies_reap();
+}
+
+/* --- range operations --- */
+
+#define OP_CHUNK 512u      /* object pages per pass: one frame of index words */
+
+/* Is the page info describes a mapping of the frame whose index word
+ * was e? */
+static int maps_frame(const struct mm_info *info, uint64_t e)
+{
+	return e && info->kind == MM_MAPPED && info->level == 1 &&
+	       info->pa == (e & ~(uint64_t)(PAGE_SIZE - 1));
+}
+
+/* Needs the cursor over [a, b) of a mapping of record r: apply op to the
+ * run [a, b) of pages that map the object's frames. */
+static int apply_run(struct mm_cursor *c, const struct mobj_map *r, uint64_t op, uint64_t a,
+		     uint64_t b)
+{
+	if (op == MOBJ_WRPROTECT)
+		return err_from_mm(mm_protect(c, a, b - a, r->prot & ~MM_PROT_W));
+	struct mm_status st;
+	mobj_status_of(r, &st);
+	int e = mm_unmap(c, a, b - a);
+	return err_from_mm(e ? e : mm_mark(c, a, b - a, &st));
+}
+
+/* Apply op to the mapping record ri (a copy taken under mobj_lock: cp)
+ * over object pages [a, b) of it; list[i] is the index word object page
+ * base + i had when the pass began. One cursor, so one commit and one
+ * flush for this address space. 0 or -E_NOMEM (the mapping is left as
+ * it was). A mapping that went meanwhile is passed over. */
+static int apply_map(int ri, const struct mobj_map *cp, uint64_t op, uint32_t a, uint32_t b,
+		     const uint64_t *list, uint32_t base)
+{
+	struct task *mt = cp->t;
+	if (task_txn_try_begin(mt))
+		return 0;
+	if (mt->gen != cp->tgen) {
+		task_txn_end(mt);
+		return 0;
+	}
+	uint64_t lo = cp->va + (uint64_t)(a - cp->off) * PAGE_SIZE;
+	uint64_t hi = lo + (uint64_t)(b - a) * PAGE_SIZE;
+	struct mm_cursor c;
+	int err = err_from_mm(mm_lock(&c, &mt->as, lo, hi));
+	if (err) {
+		task_txn_end(mt);
+		return err;
+	}
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	const struct mobj_map *r = &mobj_maps[ri];
+	int same = r->o == cp->o && r->t == mt && r->va == cp->va && r->off == cp->off &&
+		   r->npages >= cp->npages;
+	spin_unlock_irqrestore(&mobj_lock, f);
+	if (same) {
+		mm_txn_begin(&c);
+		err = err_from_mm(mm_txn_reserve(&c, 2 * mm_txn_need_max(&c, lo, hi - lo)));
+		uint64_t run = 0;
+		for (uint64_t va = lo; !err && va <= hi; va += PAGE_SIZE) {
+			struct mm_info info;
+			int match = va < hi && !mm_query(&c, va, &info) &&
+				    maps_frame(&info, list[a - base + (va - lo) / PAGE_SIZE]);
+			if (match && !run)
+				run = va;
+			if (!match && run) {
+				err = apply_run(&c, cp, op, run, va);
+				run = 0;
+			}
+		}
+		mm_txn_finish(&c);
+	}
+	mm_release(&c);
+	task_txn_end(mt);
+	return err;
+}
+
+/* Needs: no lock. One pass over object pages [base, base + n): the
+ * index changed first (decommit takes the pages out, so a fault meanwhile
+ * finds them absent; write-protect marks them, so a fault meanwhile maps
+ * them read-only), then every mapping of them, then the frames taken out
+ * dropped. */
+static int op_pass(struct mobj *o, uint64_t op, uint32_t base, uint32_t n, uint64_t *list)
+{
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t *e = mobj_slot(o, base + i);
+		list[i] = *e;
+		if (op == MOBJ_DECOMMIT && *e) {
+			*e = 0;
+			o->present--;
+		} else if (op == MOBJ_WRPROTECT && *e) {
+			*e |= MOBJ_PG_WP;
+		} else if (op == MOBJ_UNPROTECT) {
+			*e &= ~MOBJ_PG_WP;
+		}
+	}
+	spin_unlock_irqrestore(&mobj_lock, f);
+	int err = 0;
+	for (int ri = 0; ri < MOBJ_MAPS_MAX; ri++) {
+		struct mobj_map cp;
+		f = spin_lock_irqsave(&mobj_lock);
+		cp = mobj_maps[ri];
+		spin_unlock_irqrestore(&mobj_lock, f);
+		if (cp.o != o || !cp.t)
+			continue;
+		uint32_t a = cp.off > base ? cp.off : base;
+		uint32_t b = cp.off + cp.npages < base + n ? cp.off + cp.npages : base + n;
+		if (a < b) {
+			int e = apply_map(ri, &cp, op, a, b, list, base);
+			err = err ? err : e;
+		}
+	}
+	for (uint32_t i = 0; op == MOBJ_DECOMMIT && i < n; i++)
+		if (list[i])
+			uvm_frame_put(list[i] & ~(uint64_t)(PAGE_SIZE - 1));
+	return err;
+}
+
+long sys_mobj_op(struct task *t, long slot, uint64_t op, uint64_t off, uint64_t npages)
+{
+	if (op < MOBJ_INVALIDATE || op > MOBJ_DECOMMIT)
+		return -E_INVAL;
+	int err = 0;
+	struct mobj *o = NULL;
+	auth_read_lock();
+	unsigned long f = cspace_decode_lock(t);
+	struct cap *oc = cap_lookup(t, slot, CAP_MOBJ, R_CONTROL, &err);
+	if (oc && (!npages || off >= oc->o.mobj->npages || npages > oc->o.mobj->npages - off))
+		err = -E_RANGE;
+	else if (oc)
+		mobj_get(o = oc->o.mobj);
+	cspace_decode_unlock(t, f);
+	paddr_t lp = 0;
+	if (!err && frame_alloc(0, &lp))
+		err = -E_NOMEM;
+	for (uint64_t done = 0; !err && done < npages; done += OP_CHUNK) {
+		uint32_t n = npages - done < OP_CHUNK ? (uint32_t)(npages - done) : OP_CHUNK;
+		err = op_pass(o, op, (uint32_t)(off + done), n, phys_to_virt(lp));
+	}
+	if (lp)
+		frame_free(lp);
+	auth_read_unlock();
+	if (o)
+		mobj_put(o, 0);
+	return err;
+}
