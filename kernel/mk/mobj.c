@@ -151,6 +151,31 @@ int mobj_fault(struct mm_cursor *c, struct task *t, uint64_t page, const struct 
 	return err;
 }
 
+/* Needs the cursor over page (of t), a mapping the access exceeds (info).
+ * If it maps an object's page through one of t's mappings (a
+ * write-protected page, or an access beyond the mapping's permissions):
+ * 1 and *status the internal fault word, so the object's pager hears of
+ * it. Else 0. A search of the records: a fault nobody resolves is rare. */
+int mobj_fault_mapped(struct task *t, uint64_t page, const struct mm_info *info, uint64_t *status)
+{
+	if (info->level != 1 || !(info->limits & MM_MAP_NOSHARE))
+		return 0;
+	int found = 0;
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	for (int i = 0; i < MOBJ_MAPS_MAX && !found; i++) {
+		struct mobj_map *r = &mobj_maps[i];
+		if (!r->o || r->t != t || page < r->va || page >= r->va + (uint64_t)r->npages * PAGE_SIZE)
+			continue;
+		uint32_t off = r->off + (uint32_t)((page - r->va) / PAGE_SIZE);
+		if ((*mobj_slot(r->o, off) & ~(uint64_t)(PAGE_SIZE - 1)) == info->pa) {
+			*status = fault_word(r->o, off, r->prot);
+			found = 1;
+		}
+	}
+	spin_unlock_irqrestore(&mobj_lock, f);
+	return found;
+}
+
 /* The delivery of an object fault (kept apart so that a waiting
  * delivery can replace it): a fault call on the object's pager with the
  * words of patina/pager.h, status kind RK_OBJECT with the page's offset

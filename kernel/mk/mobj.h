@@ -61,6 +61,7 @@ struct mobj_map {
 /* docs/performance.md ("Memory objects") and selftest mobj_cost count
  * a record as 40 bytes. */
 _Static_assert(sizeof(struct mobj_map) == 40, "a mapping record is 40 bytes");
+_Static_assert(sizeof(struct mobj) == 304, "an object is 304 bytes");
 
 extern spinlock_t mobj_lock;
 extern struct mobj mobjs[MOBJ_MAX];
@@ -72,6 +73,7 @@ void mobj_get(struct mobj *o);                          /* caller holds a refere
 void mobj_put(struct mobj *o, int mk_held);             /* no cursor, no mobj_lock */
 int mobj_fault(struct mm_cursor *c, struct task *t, uint64_t page, const struct mm_info *info,
 	       int write, int exec, unsigned made, uint64_t *status);
+int mobj_fault_mapped(struct task *t, uint64_t page, const struct mm_info *info, uint64_t *status);
 int mobj_fault_deliver(struct uframe *uf, unsigned kind, uint64_t *status);
 void mobj_counts(unsigned long *objs, unsigned long *maps, unsigned long *pages);
 void mobj_cap_info(struct mobj *o, struct cap_info *ci);   /* SYS_CAP_INFO's fields */

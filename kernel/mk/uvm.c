@@ -738,7 +738,8 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 		err = uarch->hw_ad || !mm_touch(&c, page, write) ? 0 : -E_FAULT;
 		won_elsewhere = 1;
 	}
-	if (err == -E_FAULT && status)
+	if (err == -E_FAULT && status && !(info.kind == MM_MAPPED &&
+					   mobj_fault_mapped(t, page, &info, status)))
 		*status = fault_status_word(&info);
 	mm_release(&c);
 	if (!fresh_used)

@@ -6,7 +6,9 @@
  * offset. mobj_pager_fault: a pager-backed object's fault reaches our
  * pager thread with the object's badge, the page's offset and the access;
  * SYS_MOBJ_SUPPLY moves a page of ours into the object and the client
- * reads it; a second supply of that offset is refused (E_EXIST).
+ * reads it; a second supply of that offset is refused (E_EXIST); a
+ * write to the read-only mapping of a page the object holds reaches the
+ * pager too (FA_WRITE), whose FAULT_KILL ends the client.
  * mobj_range_ops: write-protect, unprotect, invalidate and decommit reach
  * the mappings of two children. mobj_bad_input: refusals with their
  * errors, each changing nothing (a transaction with a bad MAP_OBJ maps
@@ -130,14 +132,14 @@ static void pager_thread(void *arg)
 		p->w[3] = (uint64_t)r.a4, p->badge = (uint64_t)r.a5;
 		uint64_t off = FAULT_STATUS_TAG(p->w[2]);
 		uint64_t sva = SV + (uint64_t)p->done * PG;
-		long e = mem_reserve(sva, PG);
+		long e = FAULT_ACCESS(p->w[1]) == FA_WRITE ? -E_PERM : mem_reserve(sva, PG);
 		if (!e) {
 			*(volatile uint64_t *)sva = pat(off);
 			e = mobj_supply(p->obj, off, SLOT_SELF_AS, sva, 1);
 		}
-		if (e)
+		if (e && FAULT_ACCESS(p->w[1]) != FA_WRITE)
 			p->err = e;
-		w[0] = e ? FAULT_KILL : FAULT_RESUME;
+		w[0] = e ? FAULT_KILL : FAULT_RESUME;    /* a write: the mapping is read-only */
 		__atomic_store_n(&p->done, p->done + 1, __ATOMIC_RELEASE);   /* before the client goes on */
 		ipc(SYS_REPLY, 0, w, SLOT_NONE);
 	}
@@ -156,7 +158,7 @@ int mobj_pager_fault(char *why)
 	CK(cap_mint(ep, bep, R_SEND, 0x77, 0, 0) == 0, "badged cap");
 	CK(mobj_create(8, obj, bep) == 0, "create");
 	CK(obj_info(obj).badge == 0x77, "badge %lx", (unsigned long)obj_info(obj).badge);
-	p = (struct pstate){ .ep = ep, .obj = obj, .want = 2 };
+	p = (struct pstate){ .ep = ep, .obj = obj, .want = 3 };
 	CK((th = uthread_start(pager_thread, &p, -1, 1)) >= 0, "pager thread");
 	CK(child_start(&a, -1, CHILD_FRAMES) == 0, "child");
 	CK(map_obj(a.rc, obj, 2, OV, 6, PROT_R) == 0, "map pages 2..7 read-only");
@@ -177,14 +179,17 @@ int mobj_pager_fault(char *why)
 	*(volatile uint64_t *)(SV + 4 * PG) = 1;
 	CK(mobj_supply(obj, 5, SLOT_SELF_AS, SV + 4 * PG, 1) == -E_EXIST, "second supply not E_EXIST");
 	CK(kind_at(SLOT_SELF_AS, SV + 4 * PG, NULL, NULL) == RK_MAPPED, "refused supply took the page");
-	/* A write fault (page 7, object offset 7) on a read-only mapping: not the
-	 * pager's to fill, the access is beyond the mapping: the child dies. */
 	CK(mt_call(a.ep, MT_READ, OV + 5 * PG, 0, &v) == 0 && v == pat(7), "second fault %lx",
 	   (unsigned long)v);
 	CK(p.done == 2 && FAULT_STATUS_TAG(p.w[2]) == 7, "second fault tag %lu",
 	   (unsigned long)FAULT_STATUS_TAG(p.w[2]));
+	/* A write to the read-only mapping of a page the object holds goes
+	 * to the object's pager too, which answers FAULT_KILL. */
 	mt_call(a.ep, MT_WRITE, OV + 5 * PG, 1, NULL);
 	CK(child_end(&a, 0) == EXIT_TRAP(TRAP_WRITE_FAULT), "write to a read-only object mapping");
+	CK(p.done == 3 && FAULT_ACCESS(p.w[1]) == FA_WRITE && FAULT_STATUS_TAG(p.w[2]) == 7 &&
+	   p.badge == 0x77, "the write fault: %ld faults, access %lu tag %lu", p.done,
+	   (unsigned long)p.w[1], (unsigned long)FAULT_STATUS_TAG(p.w[2]));
 out:
 	child_end(&a, 1);
 	for (int i = 0; i < 1000 && __atomic_load_n(&p.want, __ATOMIC_ACQUIRE) != -1 && th >= 0; i++)

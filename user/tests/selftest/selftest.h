@@ -14,6 +14,9 @@ enum { ROLE_NONE = 0, ROLE_ECHO, ROLE_PROBE, ROLE_HOG = 4, ROLE_SHARE, ROLE_SLEE
  * machine lacks what it needs: counted as skipped, not passed), or another
  * nonzero value with why filled (failed). */
 #define UTEST_SKIP 2
+/* The frame quota a copy of this program needs to start, with room: its
+ * image (about 60 pages, growing with the tests) and page tables. */
+#define SELF_CHILD_FRAMES 96
 int child_main(long arg);
 
 /* Exploit-style isolation tests (selftest names sec_*). */
