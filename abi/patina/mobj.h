@@ -48,7 +48,10 @@
  * pages [offset, offset + npages), reaching every mapping of them (each
  * mapping's translations are flushed from every hart before the call
  * returns). Needs R_CONTROL. 0, or -E_INVAL (op), -E_RANGE, -E_PERM,
- * -E_BADCAP, -E_NOMEM. */
+ * -E_BADCAP with nothing changed; or -E_NOMEM / -E_QUOTA when a mapping's
+ * page tables could not be changed (memory, or that task's quota): the
+ * object and the mappings done before it are changed, and the op may be
+ * repeated (each op is idempotent). */
 enum mobj_op {
 	MOBJ_INVALIDATE = 1,  /* every mapping loses its translation of the pages (they
 	                       * stay in the object): the next access faults and maps

@@ -58,7 +58,7 @@ void mobj_put(struct mobj *o, int mk_held)
 {
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	struct endpoint *ep = NULL;
-	int last = --o->refs == 0;
+	int last = __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0;   /* gets are atomic */
 	if (last)
 		ep = mobj_free(o);
 	spin_unlock_irqrestore(&mobj_lock, f);

@@ -4,12 +4,12 @@
  * that reach every mapping (SYS_MOBJ_OP) and the teardown of records.
  *
  * A record is the mapping as made. What a region op does to its pages
- * afterwards (mark, map, supply over them) is not tracked: every range
+ * afterwards (a map or supply over some of them) is not tracked: every range
  * operation checks each page under the cursor before it acts (an object
  * status, or a mapping of the very frame the object holds at that
  * offset), so a record that no longer matches its pages is harmless. An
- * unmap (ROP_UNMAP) trims the records it cuts at an end and detaches the
- * ones it covers; one it cuts in the middle stays whole until the task
+ * unmap (ROP_UNMAP) or a mark trims the records it cuts at an end and
+ * detaches the ones it covers; one it cuts in the middle stays whole until the task
  * dies. Detached records (zombies) keep their object reference until
  * mobj_zombies_reap drops it with no cursor held (dropping the last one
  * may free the object and put its endpoint, which takes locks a cursor
@@ -21,6 +21,11 @@
 
 struct mobj_map mobj_maps[MOBJ_MAPS_MAX];
 static unsigned nzombies;      /* mobj_lock's */
+/* Attached records per task slot (mobj_lock's; read without it by
+ * mobj_unmapped, whose caller holds a cursor of that task: a record of
+ * its range cannot appear meanwhile), so an unmap in a task that maps no
+ * object costs one load. */
+static uint32_t task_recs[MAX_TASKS];
 
 uint64_t mobj_status_arg(const struct mobj *o, uint64_t va, uint32_t off)
 {
@@ -74,6 +79,7 @@ void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t l
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	r->t = t;
 	r->tgen = t->gen;
+	task_recs[t->id]++;
 	r->va = va;
 	r->off = off;
 	r->npages = (uint32_t)(len / PAGE_SIZE);
@@ -84,6 +90,7 @@ void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t l
 /* Needs mobj_lock. Detach r: its reference is dropped by the next reap. */
 static void detach(struct mobj_map *r)
 {
+	task_recs[r->t->id]--;
 	r->t = NULL;
 	r->zombie = 1;
 	nzombies++;
@@ -94,6 +101,8 @@ static void detach(struct mobj_map *r)
 void mobj_unmapped(struct task *t, uint64_t va, uint64_t len)
 {
 	uint64_t end = va + len;
+	if (!__atomic_load_n(&task_recs[t->id], __ATOMIC_RELAXED))
+		return;
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	for (int i = 0; i < MOBJ_MAPS_MAX; i++) {
 		struct mobj_map *r = &mobj_maps[i];
@@ -175,8 +184,11 @@ static int apply_run(struct mm_cursor *c, const struct mobj_map *r, uint64_t op,
 /* Apply op to the mapping record ri (a copy taken under mobj_lock: cp)
  * over object pages [a, b) of it; list[i] is the index word object page
  * base + i had when the pass began. One cursor, so one commit and one
- * flush for this address space. 0 or -E_NOMEM (the mapping is left as
- * it was). A mapping that went meanwhile is passed over. */
+ * flush for this address space. Each run of pages is changed by lone mm
+ * operations, each atomic by itself (every mm protocol plans its own
+ * tables that way). 0, or -E_NOMEM / -E_QUOTA for a run that could not
+ * be changed (the runs before it were: the op may be repeated). A
+ * mapping that went meanwhile is passed over. */
 static int apply_map(int ri, const struct mobj_map *cp, uint64_t op, uint32_t a, uint32_t b,
 		     const uint64_t *list, uint32_t base)
 {
@@ -201,8 +213,6 @@ static int apply_map(int ri, const struct mobj_map *cp, uint64_t op, uint32_t a,
 		   r->npages >= cp->npages;
 	spin_unlock_irqrestore(&mobj_lock, f);
 	if (same) {
-		mm_txn_begin(&c);
-		err = err_from_mm(mm_txn_reserve(&c, 2 * mm_txn_need_max(&c, lo, hi - lo)));
 		uint64_t run = 0;
 		for (uint64_t va = lo; !err && va <= hi; va += PAGE_SIZE) {
 			struct mm_info info;
@@ -215,7 +225,6 @@ static int apply_map(int ri, const struct mobj_map *cp, uint64_t op, uint32_t a,
 				run = 0;
 			}
 		}
-		mm_txn_finish(&c);
 	}
 	mm_release(&c);
 	task_txn_end(mt);

@@ -69,11 +69,15 @@ static int map_device(struct txn *x, long i, struct mm_cursor *c)
 
 /* A mark op; kind is TXN_MARK_KIND of its case's constant, so the
  * status folds to what that case needs (the map path's cost). */
-static inline int mark(struct mm_cursor *c, const struct region_op *op, unsigned kind)
+static inline int mark(struct txn *x, struct mm_cursor *c, const struct region_op *op,
+		       unsigned kind)
 {
 	struct mm_status st;
 	txn_mark_status(op, kind, &st);
-	return err_from_mm(mm_mark(c, op->va, op->len, &st));
+	int r = err_from_mm(mm_mark(c, op->va, op->len, &st));
+	if (!r)      /* a memory object's mapping there is no more */
+		mobj_unmapped(x->target, op->va, op->len);
+	return r;
 }
 
 /* Op i, planned, under the cursor: 0, or -E_* where the plan cannot
@@ -107,16 +111,16 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 		}
 		break;
 	case ROP_MARK:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK));
 		break;
 	case ROP_MARK_INVALID:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_INVALID));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK_INVALID));
 		break;
 	case ROP_MARK_PAGER:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_PAGER));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK_PAGER));
 		break;
 	case ROP_MARK_SWAPPED:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_SWAPPED));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK_SWAPPED));
 		break;
 	case ROP_PROTECT:
 		r = err_from_mm(mm_protect(c, op->va, op->len, txn_page_prot(op->prot)));

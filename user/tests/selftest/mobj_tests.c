@@ -229,7 +229,7 @@ int mobj_range_ops(char *why)
 	}
 	CK(both(&a, &b, 1, RK_MAPPED, RW), "not mapped RW in both");
 	/* write-protect pages 1..2: both mappings read-only there, page 0 untouched */
-	CK(mobj_op(obj, MOBJ_WRPROTECT, 1, 2) == 0, "wrprotect");
+	CK((v = (uint64_t)mobj_op(obj, MOBJ_WRPROTECT, 1, 2)) == 0, "wrprotect: %ld", (long)v);
 	CK(both(&a, &b, 1, RK_MAPPED, PROT_R) && both(&a, &b, 2, RK_MAPPED, PROT_R), "not read-only in both");
 	CK(both(&a, &b, 0, RK_MAPPED, RW) && both(&a, &b, 3, RK_MAPPED, RW), "pages 0, 3 changed");
 	/* invalidate: the translations go, the pages stay (and stay protected) */
@@ -353,6 +353,13 @@ int mobj_teardown(char *why)
 	CK(unmap_at(SLOT_SELF_AS, OV + 2 * PG, 12 * PG) == 0, "unmap the rest");
 	CK(obj_info(obj).objects == 0 && obj_info(obj).hi == 16, "records %lu pages %lu",
 	   (unsigned long)obj_info(obj).objects, (unsigned long)obj_info(obj).hi);
+	/* a mark over a whole mapping ends it too */
+	CK(map_obj(SLOT_SELF_AS, obj, 3, OV, 2, PROT_R) == 0 && obj_info(obj).objects == 1, "map 3..4");
+	{
+		struct region_op m = { .op = ROP_MARK_INVALID, .va = OV, .len = 2 * PG };
+		CK(region_txn(SLOT_SELF_AS, OV, OV + 2 * PG, &m, 1) == 1, "mark invalid");
+	}
+	CK(obj_info(obj).objects == 0, "a mark over the mapping left its record");
 	/* the child's mapping keeps the object's pages; its death drops the record */
 	CK(map_obj(a.rc, obj, 0, OV, 16, RW) == 0, "map into the child");
 	CK(mt_call(a.ep, MT_READ, OV + 9 * PG, 0, &v) == 0 && v == pat(9), "child reads %lx",
