@@ -68,6 +68,13 @@ static struct cap_info obj_info(long obj)
 	return ci;
 }
 
+/* A test's result: failed (why filled), or the counters (and with
+ * `frames` the frame counts) not back where *before had them. */
+static int ended(const struct kcounters *before, int frames, char *why)
+{
+	return why[0] || pg_counters_back(before, frames, why) ? 1 : 0;
+}
+
 static inline uint64_t pat(uint64_t i) { return 0x6d6f626a00000000ULL ^ (i * 0x9e3779b97f4a7c15ULL); }
 
 int mobj_anon_shared(char *why)
@@ -105,9 +112,7 @@ out:
 	child_end(&b, 1);
 	unmap_at(SLOT_SELF_AS, OV, 4 * PG);
 	slot_drop(&obj);
-	if (!why[0] && pg_counters_back(&before, 1, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return ended(&before, 1, why);
 }
 
 /* The pager thread of mobj_pager_fault: answers `want` faults on ep by
@@ -199,9 +204,7 @@ out:
 	slot_drop(&obj);
 	slot_drop(&bep);
 	slot_drop(&ep);
-	if (!why[0] && pg_counters_back(&before, 0, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return ended(&before, 0, why);
 }
 
 /* Both children's view of object page i at OV + i pages: 1 if each
@@ -255,9 +258,7 @@ out:
 	child_end(&a, 1);
 	child_end(&b, 1);
 	slot_drop(&obj);
-	if (!why[0] && pg_counters_back(&before, 1, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return ended(&before, 1, why);
 }
 
 int mobj_bad_input(char *why)
@@ -329,9 +330,7 @@ out:
 	slot_drop(&ro);
 	slot_drop(&obj);
 	slot_drop(&ep);
-	if (!why[0] && pg_counters_back(&before, 0, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return ended(&before, 0, why);
 }
 
 int mobj_teardown(char *why)
@@ -390,9 +389,7 @@ out:
 	child_end(&a, 1);
 	unmap_at(SLOT_SELF_AS, OV, 16 * PG);
 	slot_drop(&obj);
-	if (!why[0] && pg_counters_back(&before, 1, why))
-		return 1;
-	return why[0] ? 1 : 0;
+	return ended(&before, 1, why);
 }
 
 /* A word of our code (the children run the same image at the same place). */
