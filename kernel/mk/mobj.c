@@ -275,6 +275,9 @@ static struct mobj *mobj_alloc(struct task *t, uint32_t npages, int *err)
 	return o;
 }
 
+/* Needs: no lock. Checks npages, dst and ep before anything is made;
+ * the object and its cap appear together under mk_lock, or nothing
+ * does (patina/mobj.h has the errors). */
 long sys_mobj_create(struct task *t, uint64_t npages, long dst, long ep)
 {
 	if (!npages || npages > MOBJ_MAX_PAGES)
@@ -346,6 +349,13 @@ static int supply_decode(struct task *t, long slot, uint64_t off, long src, stru
 	return err;
 }
 
+/* Needs: no lock. The arguments, then the caps (supply_decode), then the
+ * object pages found empty, then the take (one transaction over the
+ * source, region_supply.c), the pages put in the index under mobj_lock
+ * (checked empty again: a supply racing for the same offset loses with
+ * E_EXIST), and the settle, which maps the frames back to the source
+ * when they were not placed. 0, or -E_* with the object and the source
+ * as they were. */
 long sys_mobj_supply(struct task *t, long slot, uint64_t off, long src, uint64_t sva,
 		     uint64_t npages)
 {

@@ -27,6 +27,8 @@ static unsigned nzombies;      /* mobj_lock's */
  * object costs one load. */
 static uint32_t task_recs[MAX_TASKS];
 
+/* The status argument of a mapping of o whose page va shows object page
+ * off (mobj.h: slot | gen | bias). */
 uint64_t mobj_status_arg(const struct mobj *o, uint64_t va, uint32_t off)
 {
 	uint64_t bias = ((uint64_t)off - (va >> PAGE_SHIFT)) & ((1u << MOBJ_OFF_BITS) - 1);
@@ -273,6 +275,10 @@ static int op_pass(struct mobj *o, uint64_t op, uint32_t base, uint32_t n, uint6
 	return err;
 }
 
+/* Needs: no lock. The op and the cap (R_CONTROL, the range inside the
+ * object) checked first, with nothing changed on a refusal; then one
+ * op_pass per 512 pages. The authority's read side is held throughout,
+ * so a revoke of the cap waits for the op. */
 long sys_mobj_op(struct task *t, long slot, uint64_t op, uint64_t off, uint64_t npages)
 {
 	if (op < MOBJ_INVALIDATE || op > MOBJ_DECOMMIT)

@@ -640,7 +640,9 @@ static void local_flush_page(struct task *t, uint64_t va)
 /* Resolve a user fault at va in t's address space under one cursor:
  * reserved -> zero-filled frame; COW + write -> private copy (or, when
  * the frame has no other reference, the same frame made writable); already
- * mapped with enough rights -> nothing (another thread won; this hart
+ * a memory object's page -> the object's frame (mobj_fault; *status,
+ * when nobody here can resolve it, the word that sends it to the
+ * object's pager); mapped with enough rights -> nothing (another thread won; this hart
  * drops any stale translation of the page), or, where the table leaves
  * A/D to software, the access recorded. The data frame is taken and
  * zeroed before the cursor locks anything (zframe_get) and goes back to
@@ -723,6 +725,8 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 		/* a memory object's page: err -E_FAULT leaves *status its word */
 		uint64_t w;
 		err = mobj_fault(&c, t, page, &info, write, exec, made, &w);
+		if (!err && (info.prot & MM_PROT_X))
+			synced_code = 1;     /* the page may hold code another task wrote */
 		if (err == -E_FAULT && status) {
 			mm_release(&c);
 			zframe_put(fresh);
