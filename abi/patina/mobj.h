@@ -21,6 +21,9 @@
 
 /* Largest object, in pages (64 MiB). */
 #define MOBJ_MAX_PAGES (1u << 14)
+/* Mappings of objects one address space may hold (ROP_MAP_OBJ beyond:
+ * E_QUOTA); 256 objects and 1024 mappings exist at once in all. */
+#define MOBJ_MAPS_PER_TASK 128
 
 /* SYS_MOBJ_CREATE(npages, dst, ep): a new object of npages pages in the
  * empty slot dst; ep = SLOT_NONE for an anonymous object, else an endpoint

@@ -88,7 +88,7 @@ static inline int mobj_status_is(const struct mm_info *info)
 }
 uint64_t mobj_status_arg(const struct mobj *o, uint64_t va, uint32_t off);
 void mobj_status_of(const struct mobj_map *r, struct mm_status *st);
-struct mobj_map *mobj_map_reserve(struct mobj *o);      /* no lock; NULL: none left */
+struct mobj_map *mobj_map_reserve(struct mobj *o, struct task *t, int *err);  /* no lock */
 void mobj_map_unreserve(struct mobj_map *r);            /* no cursor */
 void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t len,
 		     uint32_t off, unsigned prot);       /* under the cursor over the range */

@@ -8,9 +8,9 @@
  * operation checks each page under the cursor before it acts (an object
  * status, or a mapping of the very frame the object holds at that
  * offset), so a record that no longer matches its pages is harmless. An
- * unmap (ROP_UNMAP) or a mark trims the records it cuts at an end and
- * detaches the ones it covers; one it cuts in the middle stays whole until the task
- * dies. Detached records (zombies) keep their object reference until
+ * unmap (ROP_UNMAP), a mark or a new ROP_MAP_OBJ trims the records it
+ * cuts at an end, splits one it cuts in the middle in two (while a record
+ * is free) and detaches the ones it covers. Detached records (zombies) keep their object reference until
  * mobj_zombies_reap drops it with no cursor held (dropping the last one
  * may free the object and put its endpoint, which takes locks a cursor
  * holder may not). */
@@ -45,18 +45,21 @@ void mobj_status_of(const struct mobj_map *r, struct mm_status *st)
 	st->arg = mobj_status_arg(r->o, r->va, r->off);
 }
 
-/* A free record for a mapping of o (the caller holds a reference on o;
- * the record takes one more), not attached yet; NULL when none is left. */
-struct mobj_map *mobj_map_reserve(struct mobj *o)
+/* A free record for a mapping of o into t (the caller holds a reference
+ * on o; the record takes one more), not attached yet; NULL with *err
+ * -E_QUOTA (t has MOBJ_MAPS_PER_TASK mappings) or -E_NOMEM (none left). */
+struct mobj_map *mobj_map_reserve(struct mobj *o, struct task *t, int *err)
 {
 	struct mobj_map *r = NULL;
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
-	for (int i = 0; i < MOBJ_MAPS_MAX && !r; i++)
+	*err = task_recs[t->id] >= MOBJ_MAPS_PER_TASK ? -E_QUOTA : -E_NOMEM;
+	for (int i = 0; i < MOBJ_MAPS_MAX && !r && *err == -E_NOMEM; i++)
 		if (!mobj_maps[i].o)
 			r = &mobj_maps[i];
 	if (r) {
 		*r = (struct mobj_map){ .o = o };
 		mobj_get(o);
+		*err = 0;
 	}
 	spin_unlock_irqrestore(&mobj_lock, f);
 	return r;
@@ -74,10 +77,12 @@ void mobj_map_unreserve(struct mobj_map *r)
 }
 
 /* Needs the cursor over [va, va + len) of t, whose pages now carry the
- * record's status. The record describes that mapping from now on. */
+ * record's status. The record describes that mapping from now on; the
+ * mappings it replaced there end. */
 void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t len, uint32_t off,
 		     unsigned prot)
 {
+	mobj_unmapped(t, va, len);
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	r->t = t;
 	r->tgen = t->gen;
@@ -96,6 +101,28 @@ static void detach(struct mobj_map *r)
 	r->t = NULL;
 	r->zombie = 1;
 	nzombies++;
+}
+
+/* Needs mobj_lock; [va, end) lies strictly inside r's range. r keeps
+ * the part below va, a free record (with its own object reference) takes
+ * the part from end. With no record free, r stays whole: what it no
+ * longer maps is checked page by page anyway (see the top). */
+static void split(struct mobj_map *r, uint64_t va, uint64_t end)
+{
+	struct mobj_map *n = NULL;
+	for (int i = 0; i < MOBJ_MAPS_MAX && !n; i++)
+		if (!mobj_maps[i].o)
+			n = &mobj_maps[i];
+	if (!n)
+		return;
+	uint32_t head = (uint32_t)((va - r->va) / PAGE_SIZE), skip = (uint32_t)((end - r->va) / PAGE_SIZE);
+	*n = *r;
+	n->va = end;
+	n->off = r->off + skip;
+	n->npages = r->npages - skip;
+	r->npages = head;
+	mobj_get(n->o);
+	task_recs[r->t->id]++;
 }
 
 /* Needs the cursor over [va, va + len) of t, just unmapped. Records of t
@@ -122,6 +149,8 @@ void mobj_unmapped(struct task *t, uint64_t va, uint64_t len)
 			r->npages -= d;
 		} else if (rend <= end) {          /* the tail went */
 			r->npages = (uint32_t)((va - r->va) / PAGE_SIZE);
+		} else {                           /* the middle: two mappings now */
+			split(r, va, end);
 		}
 	}
 	spin_unlock_irqrestore(&mobj_lock, f);
@@ -183,16 +212,45 @@ static int apply_run(struct mm_cursor *c, const struct mobj_map *r, uint64_t op,
 	return err_from_mm(e ? e : mm_mark(c, a, b - a, &st));
 }
 
-/* Apply op to the mapping record ri (a copy taken under mobj_lock: cp)
- * over object pages [a, b) of it; list[i] is the index word object page
- * base + i had when the pass began. One cursor, so one commit and one
- * flush for this address space. Each run of pages is changed by lone mm
- * operations, each atomic by itself (every mm protocol plans its own
+#define PIECES 8      /* mappings of one object met in one locked range */
+
+/* Needs the cursor over the pieces' range. Apply op to the pages of
+ * [a, b) that map, through the mapping pc, an object page of this pass
+ * (base .. base + n) with the frame it had (list). */
+static int apply_piece(struct mm_cursor *c, const struct mobj_map *pc, uint64_t op, uint64_t a,
+		       uint64_t b, const uint64_t *list, uint32_t base, uint32_t n)
+{
+	int err = 0;
+	uint64_t run = 0;
+	for (uint64_t va = a; !err && va <= b; va += PAGE_SIZE) {
+		struct mm_info info;
+		uint64_t off = pc->off + (va - pc->va) / PAGE_SIZE;
+		int match = va < b && off >= base && off < (uint64_t)base + n &&
+			    !mm_query(c, va, &info) && maps_frame(&info, list[off - base]);
+		if (match && !run)
+			run = va;
+		if (!match && run) {
+			err = apply_run(c, pc, op, run, va);
+			run = 0;
+		}
+	}
+	return err;
+}
+
+/* Apply op to the mapping a copy of whose record is cp (taken under
+ * mobj_lock), over its object pages [a, b); list[i] is the index word
+ * object page base + i had when the pass began. One cursor over those
+ * pages' range, so one commit and one flush for this address space.
+ * Under the cursor the records of that range cannot change, so the
+ * mappings of the object found there then (cp's record as it is now,
+ * trimmed or split meanwhile, or another) are the ones acted on, each
+ * page checked against the frame. Each run of pages is changed by lone
+ * mm operations, each atomic by itself (every mm protocol plans its own
  * tables that way). 0, or -E_NOMEM / -E_QUOTA for a run that could not
  * be changed (the runs before it were: the op may be repeated). A
- * mapping that went meanwhile is passed over. */
-static int apply_map(int ri, const struct mobj_map *cp, uint64_t op, uint32_t a, uint32_t b,
-		     const uint64_t *list, uint32_t base)
+ * mapping whose task is gone is passed over. */
+static int apply_map(const struct mobj_map *cp, uint64_t op, uint32_t a, uint32_t b,
+		     const uint64_t *list, uint32_t base, uint32_t n)
 {
 	struct task *mt = cp->t;
 	if (task_txn_try_begin(mt))
@@ -209,25 +267,23 @@ static int apply_map(int ri, const struct mobj_map *cp, uint64_t op, uint32_t a,
 		task_txn_end(mt);
 		return err;
 	}
+	struct mobj_map pc[PIECES];
+	uint64_t pa[PIECES], pb[PIECES];
+	int np = 0;
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
-	const struct mobj_map *r = &mobj_maps[ri];
-	int same = r->o == cp->o && r->t == mt && r->va == cp->va && r->off == cp->off &&
-		   r->npages >= cp->npages;
-	spin_unlock_irqrestore(&mobj_lock, f);
-	if (same) {
-		uint64_t run = 0;
-		for (uint64_t va = lo; !err && va <= hi; va += PAGE_SIZE) {
-			struct mm_info info;
-			int match = va < hi && !mm_query(&c, va, &info) &&
-				    maps_frame(&info, list[a - base + (va - lo) / PAGE_SIZE]);
-			if (match && !run)
-				run = va;
-			if (!match && run) {
-				err = apply_run(&c, cp, op, run, va);
-				run = 0;
-			}
-		}
+	for (int i = 0; i < MOBJ_MAPS_MAX && np < PIECES; i++) {
+		const struct mobj_map *r = &mobj_maps[i];
+		if (r->o != cp->o || r->t != mt || r->tgen != cp->tgen)
+			continue;
+		uint64_t rend = r->va + (uint64_t)r->npages * PAGE_SIZE;
+		pa[np] = r->va > lo ? r->va : lo;
+		pb[np] = rend < hi ? rend : hi;
+		if (pa[np] < pb[np])
+			pc[np++] = *r;
 	}
+	spin_unlock_irqrestore(&mobj_lock, f);
+	for (int i = 0; i < np && !err; i++)
+		err = apply_piece(&c, &pc[i], op, pa[i], pb[i], list, base, n);
 	mm_release(&c);
 	task_txn_end(mt);
 	return err;
@@ -265,7 +321,7 @@ static int op_pass(struct mobj *o, uint64_t op, uint32_t base, uint32_t n, uint6
 		uint32_t a = cp.off > base ? cp.off : base;
 		uint32_t b = cp.off + cp.npages < base + n ? cp.off + cp.npages : base + n;
 		if (a < b) {
-			int e = apply_map(ri, &cp, op, a, b, list, base);
+			int e = apply_map(&cp, op, a, b, list, base, n);
 			err = err ? err : e;
 		}
 	}

@@ -146,9 +146,8 @@ static int mobj_decode(struct txn *x, long i)
 	uint64_t off = ROP_OBJ_OFF(op->arg), n = op->len / PAGE_SIZE;
 	if (op->arg < 0 || off >= oc->o.mobj->npages || n > oc->o.mobj->npages - off)
 		return -E_RANGE;
-	if (!(x->rec[i] = mobj_map_reserve(oc->o.mobj)))
-		return -E_NOMEM;
-	return 0;
+	x->rec[i] = mobj_map_reserve(oc->o.mobj, x->target, &err);
+	return err;
 }
 
 void txn_obj_status(const struct txn *x, long i, struct mm_status *st)

@@ -296,6 +296,14 @@ int mobj_bad_input(char *why)
 	*(volatile uint64_t *)OV = 1;
 	CK(map_obj(SLOT_SELF_AS, obj, 0, OV, 1, PROT_R) == -E_EXIST, "over a mapped page");
 	CK(unmap_at(SLOT_SELF_AS, OV, PG) == 0, "unmap");
+	/* at most MOBJ_MAPS_PER_TASK mappings in one address space */
+	for (uint64_t i = 0; i < MOBJ_MAPS_PER_TASK; i++)
+		CK(map_obj(SLOT_SELF_AS, obj, i % 4, OV + i * PG, 1, PROT_R) == 0, "mapping %lu", (unsigned long)i);
+	CK(map_obj(SLOT_SELF_AS, obj, 0, OV + MOBJ_MAPS_PER_TASK * PG, 1, PROT_R) == -E_QUOTA,
+	   "one mapping too many");
+	CK(kind_at(SLOT_SELF_AS, OV + MOBJ_MAPS_PER_TASK * PG, NULL, NULL) == RK_INVALID, "it mapped");
+	CK(unmap_at(SLOT_SELF_AS, OV, MOBJ_MAPS_PER_TASK * PG) == 0 && obj_info(obj).objects == 0,
+	   "unmap of the mappings left records");
 	/* ops and supply: rights, op, range */
 	CK(mobj_op(ro, MOBJ_DECOMMIT, 0, 1) == -E_PERM, "op without R_CONTROL");
 	CK(mobj_op(obj, 99, 0, 1) == -E_INVAL && mobj_op(obj, 0, 0, 1) == -E_INVAL, "bad op");
@@ -349,6 +357,16 @@ int mobj_teardown(char *why)
 	CK(unmap_at(SLOT_SELF_AS, OV, 2 * PG) == 0 && unmap_at(SLOT_SELF_AS, OV + 14 * PG, 2 * PG) == 0,
 	   "unmap the ends");
 	CK(obj_info(obj).objects == 1, "trimmed record gone");
+	CK(unmap_at(SLOT_SELF_AS, OV + 7 * PG, PG) == 0 && obj_info(obj).objects == 2,
+	   "a cut in the middle: %lu records, not 2", (unsigned long)obj_info(obj).objects);
+	CK(*(volatile uint64_t *)(OV + 9 * PG) == pat(9) && *(volatile uint64_t *)(OV + 3 * PG) == pat(3),
+	   "the pieces lost their pages");
+	CK(mobj_op(obj, MOBJ_INVALIDATE, 0, 16) == 0 && kind_at(SLOT_SELF_AS, OV + 9 * PG, NULL, NULL) == RK_OBJECT &&
+	   kind_at(SLOT_SELF_AS, OV + 3 * PG, NULL, NULL) == RK_OBJECT, "invalidate missed a piece");
+	/* a new mapping over a mapping ends the old one */
+	CK(map_obj(SLOT_SELF_AS, obj, 0, OV + 8 * PG, 2, PROT_R) == 0 && obj_info(obj).objects == 3,
+	   "map over the tail piece: %lu records", (unsigned long)obj_info(obj).objects);
+	CK(*(volatile uint64_t *)(OV + 9 * PG) == pat(1), "the new mapping shows another page");
 	CK(unmap_at(SLOT_SELF_AS, OV + 2 * PG, 12 * PG) == 0, "unmap the rest");
 	CK(obj_info(obj).objects == 0 && obj_info(obj).hi == 16, "records %lu pages %lu",
 	   (unsigned long)obj_info(obj).objects, (unsigned long)obj_info(obj).hi);
