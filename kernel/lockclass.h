@@ -22,6 +22,8 @@
  *    40  cspace      a task's CSpace lock (task.c, cap.c); an IPC transfer
  *                    installs a cap under an endpoint lock
  *    50  fault       a task's fault-endpoint settings (fault.c)
+ *    55  mobj        memory objects, their page indexes and mapping records
+ *                    (kernel/mk/mobj.h): under a cursor or mk_lock
  *    60  rq          a hart's run-queue lock (sched.c); never two at once
  *    65  sd_mailbox  a hart's TLB-shootdown mailbox (shootdown.c); also
  *                    taken in the IPI handler; never two at once
@@ -62,6 +64,7 @@ struct lock_class {
 	X(endpoint,   "endpoint",   30, 0) \
 	X(cspace,     "cspace",     40, 0) \
 	X(fault,      "fault",      50, 0) \
+	X(mobj,       "mobj",       55, 0) \
 	X(rq,         "rq",         60, 0) \
 	X(sd_mailbox, "sd_mailbox", 65, 0) \
 	X(asid,       "asid",       70, 0) \

@@ -17,6 +17,7 @@ enum cap_type {
 	CAP_MMIO,       /* a device's register window (patina/device.h): map it, and with R_DMA
 	                 * learn the physical address of frames for the device's DMA */
 	CAP_IRQ,        /* one interrupt line of a device (patina/device.h): bind, acknowledge */
+	CAP_MOBJ,       /* a memory object (patina/mobj.h): pages named by offset, shared by its mappings */
 	CAP_NTYPES
 };
 
@@ -112,6 +113,10 @@ enum region_opcode {
 	                  * E_QUOTA); the pieces outside stay dirty. The cleaned pages are
 	                  * flushed from every hart before return, so the next write through
 	                  * any hart marks the page dirty again (R_PROTECT) */
+	ROP_MAP_OBJ,     /* va, len, prot, arg = ROP_OBJ_ARG(object slot, first page): map
+	                  * len bytes of a memory object (patina/mobj.h) from that page;
+	                  * pages are found on fault (kind RK_OBJECT until then). The
+	                  * object cap needs R_MAP and the rights prot needs (R_MAP) */
 };
 #define PROT_R 1u
 #define PROT_W 2u
@@ -130,7 +135,8 @@ enum region_opcode {
 #define QF_NOSHARE  0x800u
 
 /* Status kinds a query reports (same numbers as the mm core's). */
-enum region_kind { RK_INVALID, RK_RESERVED, RK_MAPPED, RK_SWAPPED, RK_PAGER, RK_COW };
+enum region_kind { RK_INVALID, RK_RESERVED, RK_MAPPED, RK_SWAPPED, RK_PAGER, RK_COW,
+		   RK_OBJECT /* a memory object's page not mapped here yet: tag = its offset */ };
 
 struct region_op {
 	uint32_t op;        /* ROP_* */

@@ -22,7 +22,10 @@
 #define FA_WRITE 2u
 #define FA_EXEC  4u
 #define FAULT_ACCESS(w1)   ((unsigned)((w1) & 0xff))
-/* Status word: kind (enum region_kind) | prot << 8 | tag or slot << 16. */
+/* Status word: kind (enum region_kind) | prot << 8 | tag or slot << 16.
+ * Kind RK_OBJECT: a memory object's page (patina/mobj.h), on the
+ * object's endpoint with the object's badge in a5; the tag is the object
+ * page's offset, prot the mapping's permissions. */
 #define FAULT_STATUS_KIND(w2) ((unsigned)((w2) & 0xff))
 #define FAULT_STATUS_PROT(w2) ((unsigned)(((w2) >> 8) & 0xff))
 #define FAULT_STATUS_TAG(w2)  ((w2) >> 16)

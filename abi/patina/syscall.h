@@ -88,6 +88,9 @@ enum patina_sys {
 	                        * FAULT_EP_* flags (patina/pager.h); E_INVAL for unknown bits */
 	SYS_FAULT_KILL,        /* (region with R_MAP, va): refuse an asynchronous fault: every thread
 	                        * waiting on that page dies as for FAULT_KILL (patina/pager.h) */
+	SYS_MOBJ_CREATE,       /* (npages, dst, ep or SLOT_NONE): patina/mobj.h */
+	SYS_MOBJ_SUPPLY,       /* (mobj, offset, src region, src_va, npages): patina/mobj.h */
+	SYS_MOBJ_OP,           /* (mobj, op, offset, npages): patina/mobj.h */
 	SYS_COUNT
 };
 
@@ -189,6 +192,9 @@ struct kcounters {
 	                                * planned for (mm_txn_overdraws): always 0 */
 	unsigned long pagewaits;       /* pages threads wait on in asynchronous faults (pager.h) */
 	unsigned long pagewait_threads; /* threads waiting on them */
+	unsigned long mobjs;           /* memory objects alive */
+	unsigned long mobj_maps;       /* their mapping records */
+	unsigned long mobj_pages;      /* object pages held (frames in page indexes) */
 };
 
 /* IPC: number of message words in registers, and "no cap" for xfer slots. */

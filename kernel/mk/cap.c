@@ -33,6 +33,7 @@
 #include "frame.h"
 #include "shootdown.h"
 #include "panic.h"
+#include "mobj.h"
 
 static unsigned long ncaps;
 unsigned long caps_live(void) { return ncaps; }
@@ -262,6 +263,9 @@ void cap_get_obj(const struct cap *c)
 	case CAP_FRAME:
 		uvm_frame_get(c->o.pa);
 		break;
+	case CAP_MOBJ:
+		mobj_get(c->o.mobj);
+		break;
 	}
 }
 
@@ -281,6 +285,9 @@ static void cap_put_obj(struct cap *c)
 		break;
 	case CAP_FRAME:
 		uvm_frame_put(c->o.pa);
+		break;
+	case CAP_MOBJ:
+		mobj_put(c->o.mobj, 1);
 		break;
 	}
 }

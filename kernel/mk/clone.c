@@ -12,7 +12,9 @@
  * source (E_INVAL; user space never maps any), no page whose
  * permissions the destination cap's R_READ / R_WRITE / R_EXEC do not allow
  * (E_PERM), and no page mapped through a frame cap without R_SHARE
- * (MM_MAP_NOSHARE: E_PERM; that frame's giver allowed one mapping). A
+ * (MM_MAP_NOSHARE: E_PERM; that frame's giver allowed one mapping; a
+ * memory object's mapping, mapped or not yet, is refused the same way:
+ * only ROP_MAP_OBJ makes one, with its mapping record). A
  * device's registers (ROP_MAP of an MMIO cap) are left out: they stay as
  * they are in the source and the destination gets nothing there. Then the source's other mapped pages become copy-on-write (keeping
  * their permissions as the logical ones) and that downgrade is flushed
@@ -35,6 +37,7 @@
 #include "pagewait.h"
 #include "uvm_frames.h"
 #include "devices.h"
+#include "mobj.h"
 #include <patina/pager.h>
 
 #define MM_RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
@@ -135,6 +138,8 @@ long sys_region_clone(struct task *t, long src, long dst, uint64_t lo, uint64_t 
 			else if ((info.kind == MM_MAPPED || info.kind == MM_COW) &&
 				 (info.limits & MM_MAP_NOSHARE))
 				err = -E_PERM;
+			else if (mobj_status_is(&info))
+				err = -E_PERM;   /* an object's mapping: only ROP_MAP_OBJ makes one */
 			va = piece_end(nx, info.level, hi);
 		}
 		/* The source's downgrade, gone from every TLB before the

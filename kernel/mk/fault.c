@@ -34,6 +34,7 @@
 #include "pagewait.h"
 #include "arch.h"
 #include <patina/pager.h>
+#include "mobj.h"
 
 /* Needs mk_lock. Replace a setting (*slot, *badge, *async: of t or of
  * one of its threads) with e, badge and async (e NULL: none); e's
@@ -188,6 +189,14 @@ static int fault_async(struct thread *me, struct endpoint *e, uint64_t badge, ui
  * to be the last one (ep_put_nolock). */
 int fault_to_pager(uint64_t va, unsigned kind, uint64_t status)
 {
+	/* An object page goes to the object's pager; without one (an
+	 * anonymous object's write-protected page) to the thread's, as any
+	 * page the kernel cannot resolve. */
+	if (FAULT_STATUS_KIND(status) == RK_OBJECT) {
+		int r = mobj_fault_deliver(va, kind, &status);
+		if (r != -E_FAULT)
+			return r;
+	}
 	struct thread *me = cur_thread();
 	struct task *t = me->task;
 	uint64_t badge;
@@ -199,14 +208,24 @@ int fault_to_pager(uint64_t va, unsigned kind, uint64_t status)
 	spin_unlock_irqrestore(&t->fault_lock, f);
 	if (!e)
 		return -E_FAULT;
-	unsigned acc = kind == TRAP_WRITE_FAULT ? FA_WRITE : kind == TRAP_EXEC_FAULT ? FA_EXEC : FA_READ;
+	unsigned acc = fault_access(kind);
 	if (async) {
 		int r = fault_async(me, e, badge, va, kind, acc);
 		ep_put_nolock(e);
 		return me->killed ? 0 : r;
 	}
 	uint64_t w[IPC_WORDS] = { va, acc, status, (uint64_t)me->id };
+	return fault_call(e, badge, w);
+}
 
+unsigned fault_access(unsigned kind)
+{
+	return kind == TRAP_WRITE_FAULT ? FA_WRITE : kind == TRAP_EXEC_FAULT ? FA_EXEC : FA_READ;
+}
+
+int fault_call(struct endpoint *e, uint64_t badge, const uint64_t *w)
+{
+	struct thread *me = cur_thread();
 	irq_disable();
 	me->in_fault = IN_FAULT_CALL;
 	me->fault_result = -E_DEAD;

@@ -171,6 +171,7 @@ struct cap {
 		struct endpoint *ep;
 		uint64_t pa;            /* CAP_FRAME */
 		uint32_t dev;           /* CAP_MMIO, CAP_IRQ: the device's index (kernel/devices.h) */
+		struct mobj *mobj;      /* CAP_MOBJ (mobj.h) */
 	} o;
 	struct task *owner;         /* whose CSpace holds it */
 	struct cap *parent, *child, *next, *prev; /* derivation tree */
@@ -659,6 +660,11 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 long sys_fault_ep_set(struct task *t, long target, long ep, long flags);
 long sys_fault_kill(struct task *t, long region, uint64_t va);
 int fault_to_pager(uint64_t va, unsigned kind, uint64_t status); /* 0: retry the access; -E_FAULT: no pager; else kill */
+/* The current thread's fault call on e (its reference, dropped here) with
+ * badge and the words w: 0 resumed (or killed meanwhile), -E_DEAD, -E_INVAL
+ * (FAULT_KILL or garbage). mk_lock NOT held. */
+int fault_call(struct endpoint *e, uint64_t badge, const uint64_t *w);
+unsigned fault_access(unsigned trap_kind);           /* TRAP_*_FAULT -> FA_* */
 uint64_t fault_status_word(const struct mm_info *info);   /* pager.h's status word of a page */
 void fault_ep_drop_thread(struct thread *th);        /* mk_lock held */
 void fault_ep_drop_task(struct task *t);             /* mk_lock held */

@@ -24,6 +24,7 @@
  * to the caller. */
 #include "region.h"
 #include "pagewait.h"
+#include "mobj.h"
 #include "uvm_frames.h"
 
 /* ROP_EVICT, planned: the page at op->va is a 4 KiB mapping whose frame
@@ -69,11 +70,15 @@ static int map_device(struct txn *x, long i, struct mm_cursor *c)
 
 /* A mark op; kind is TXN_MARK_KIND of its case's constant, so the
  * status folds to what that case needs (the map path's cost). */
-static inline int mark(struct mm_cursor *c, const struct region_op *op, unsigned kind)
+static inline int mark(struct txn *x, struct mm_cursor *c, const struct region_op *op,
+		       unsigned kind)
 {
 	struct mm_status st;
 	txn_mark_status(op, kind, &st);
-	return err_from_mm(mm_mark(c, op->va, op->len, &st));
+	int r = err_from_mm(mm_mark(c, op->va, op->len, &st));
+	if (!r)      /* a memory object's mapping there is no more */
+		mobj_unmapped(x->target, op->va, op->len);
+	return r;
 }
 
 /* Op i, planned, under the cursor: 0, or -E_* where the plan cannot
@@ -107,16 +112,16 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 		}
 		break;
 	case ROP_MARK:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK));
 		break;
 	case ROP_MARK_INVALID:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_INVALID));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK_INVALID));
 		break;
 	case ROP_MARK_PAGER:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_PAGER));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK_PAGER));
 		break;
 	case ROP_MARK_SWAPPED:
-		r = mark(c, op, TXN_MARK_KIND(ROP_MARK_SWAPPED));
+		r = mark(x, c, op, TXN_MARK_KIND(ROP_MARK_SWAPPED));
 		break;
 	case ROP_PROTECT:
 		r = err_from_mm(mm_protect(c, op->va, op->len, txn_page_prot(op->prot)));
@@ -133,7 +138,19 @@ static int perform(struct txn *x, long i, struct mm_cursor *c, uint64_t *evicted
 	}
 	case ROP_UNMAP:
 		r = err_from_mm(mm_unmap(c, op->va, op->len));
+		if (!r)
+			mobj_unmapped(x->target, op->va, op->len);
 		break;
+	case ROP_MAP_OBJ: {
+		struct mm_status st;
+		txn_obj_status(x, i, &st);
+		if (!(r = err_from_mm(mm_mark(c, op->va, op->len, &st)))) {
+			mobj_map_attach(x->rec[i], x->target, op->va, op->len,
+					(uint32_t)ROP_OBJ_OFF(op->arg), st.prot);
+			x->rec[i] = NULL;    /* the mapping's now */
+		}
+		break;
+	}
 	}
 	return r;
 }
@@ -236,6 +253,7 @@ long region_txn(struct task *t, long slot, uint64_t lo, uint64_t hi, struct regi
 	if (!err)
 		txn_wake(&x);     /* while decode still holds the target */
 	txn_undecode(&x);
+	mobj_zombies_reap();     /* records an unmap detached */
 	evicted_install(&x, evicted, evicted_rights);
 	if (!err)
 		return n;

@@ -12,6 +12,8 @@
 
 #include "mk.h"
 
+struct mobj_map;
+
 /* One transaction between decode and commit. */
 struct txn {
 	struct task *t;            /* the caller */
@@ -32,6 +34,7 @@ struct txn {
 	uint8_t charged[REGION_MAX_OPS];    /* EVICT: the frame's charge moves to t */
 	struct cchunk *spare[REGION_MAX_OPS];  /* EVICT: a CSpace chunk for its slot */
 	unsigned frames;           /* plan: frames reserved for the ops */
+	struct mobj_map *rec[REGION_MAX_OPS];  /* MAP_OBJ: its mapping record (mobj.h) */
 };
 
 /* Decode (region_decode.c). Needs: no lock held. Checks the region cap,
@@ -115,6 +118,9 @@ static inline void txn_mark_status(const struct region_op *op, unsigned kind,
 	st->dev = 0;
 	st->arg = kind == MM_PAGER || kind == MM_SWAPPED ? (uint64_t)op->arg : 0;
 }
+/* The status ROP_MAP_OBJ op i leaves on its pages (mobj.h). */
+void txn_obj_status(const struct txn *x, long i, struct mm_status *st);
+
 /* The mm status kind a mark op leaves (op is one of the four). */
 #define TXN_MARK_KIND(opc) ((opc) == ROP_MARK ? MM_RESERVED : (opc) == ROP_MARK_PAGER ? MM_PAGER : \
 			    (opc) == ROP_MARK_SWAPPED ? MM_SWAPPED : MM_INVALID)

@@ -1,6 +1,7 @@
 /* Conversions between the region ABI (<patina/cap.h>) and the mm core,
  * one copy for region transactions, clone and the fault path. */
 #include "region.h"
+#include "mobj.h"
 #include "uvm_frames.h"
 #include "devices.h"
 
@@ -48,6 +49,10 @@ void report_info(struct region_op *op, const struct mm_info *info)
 				limit_flags(info->limits) |
 				(info->kind == MM_MAPPED && device_pa(info->pa) ? QF_DEVICE : 0);
 	op->out_tag = (info->kind == MM_PAGER || info->kind == MM_SWAPPED) ? info->arg : 0;
+	if (mobj_status_is(info)) {      /* an object page not mapped here yet: its offset */
+		op->out_kind = RK_OBJECT;
+		op->out_tag = ((op->va >> PAGE_SHIFT) + info->arg) & ((1u << MOBJ_OFF_BITS) - 1);
+	}
 }
 
 int frame_can_leave(const struct mm_info *info)

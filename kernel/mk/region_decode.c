@@ -7,6 +7,9 @@
  * cap with R_SHARE. */
 #include "region.h"
 #include "uvm_frames.h"
+#include "mobj.h"
+
+static int mobj_decode(struct txn *x, long i);
 
 static unsigned op_right(uint32_t op)
 {
@@ -22,6 +25,7 @@ static unsigned op_right(uint32_t op)
 	case ROP_AGE: return R_QUERY | R_PROTECT;
 	case ROP_EVICT: return R_UNMAP;
 	case ROP_CLEAN: return R_PROTECT;
+	case ROP_MAP_OBJ: return R_MAP;
 	}
 	return 0;
 }
@@ -29,7 +33,7 @@ static unsigned op_right(uint32_t op)
 static int ranged(uint32_t op)
 {
 	return op == ROP_MARK || op == ROP_UNMAP || op == ROP_MARK_INVALID || op == ROP_MARK_PAGER ||
-	       op == ROP_MARK_SWAPPED || op == ROP_PROTECT || op == ROP_CLEAN;
+	       op == ROP_MARK_SWAPPED || op == ROP_PROTECT || op == ROP_CLEAN || op == ROP_MAP_OBJ;
 }
 
 /* The limits a MAP through a frame cap with `rights` gives the mapping:
@@ -80,7 +84,7 @@ static int decode_op(struct txn *x, const struct cap *rc, long i)
 	unsigned need = op_right(op->op);
 	/* ops that give pages permissions: R needed, W^X, within the cap's page rights */
 	int gives = op->op == ROP_MARK || op->op == ROP_MARK_PAGER || op->op == ROP_PROTECT ||
-		    op->op == ROP_MAP || (op->op == ROP_MARK_SWAPPED && op->prot);
+		    op->op == ROP_MAP || (op->op == ROP_MARK_SWAPPED && op->prot) || op->op == ROP_MAP_OBJ;
 	uint32_t pmask = op->op == ROP_MAP ? 15u : 7u;
 	if (!need)
 		return -E_INVAL;
@@ -100,6 +104,8 @@ static int decode_op(struct txn *x, const struct cap *rc, long i)
 	    (op->arg < 0 || (uint64_t)op->arg > MM_STATUS_ARG_MAX))
 		return -E_INVAL;
 	int err = 0;
+	if (op->op == ROP_MAP_OBJ)
+		return mobj_decode(x, i);
 	if (op->op == ROP_EVICT) {
 		err = cap_slot_check(x->t, op->arg);
 		for (long j = 0; !err && j < i; j++)
@@ -122,6 +128,35 @@ static int decode_op(struct txn *x, const struct cap *rc, long i)
 		}
 	}
 	return err;
+}
+
+/* Needs the caller's CSpace decode lock. Op i, a MAP_OBJ: the object
+ * cap (R_MAP, and R_READ / R_WRITE / R_EXEC as prot asks), the pages
+ * inside the object, a mapping record reserved in x->rec[i]. 0 or -E_*. */
+static int mobj_decode(struct txn *x, long i)
+{
+	const struct region_op *op = &x->ops[i];
+	int err = 0;
+	struct cap *oc = cap_lookup(x->t, ROP_OBJ_SLOT(op->arg), CAP_MOBJ, R_MAP, &err);
+	if (!oc)
+		return err;
+	unsigned need = R_READ | ((op->prot & PROT_W) ? R_WRITE : 0) | ((op->prot & PROT_X) ? R_EXEC : 0);
+	if ((oc->rights & need) != need)
+		return -E_PERM;
+	uint64_t off = ROP_OBJ_OFF(op->arg), n = op->len / PAGE_SIZE;
+	if (op->arg < 0 || off >= oc->o.mobj->npages || n > oc->o.mobj->npages - off)
+		return -E_RANGE;
+	x->rec[i] = mobj_map_reserve(oc->o.mobj, x->target, &err);
+	return err;
+}
+
+void txn_obj_status(const struct txn *x, long i, struct mm_status *st)
+{
+	const struct region_op *op = &x->ops[i];
+	st->kind = MM_SWAPPED;
+	st->prot = (uint8_t)txn_page_prot(op->prot);
+	st->dev = MOBJ_DEV;
+	st->arg = mobj_status_arg(x->rec[i]->o, op->va, (uint32_t)ROP_OBJ_OFF(op->arg));
 }
 
 /* The CSpace chunks of the ROP_EVICT slots, all or none: a frame an
@@ -148,9 +183,15 @@ static int prepare_chunks(struct txn *x)
 	return err;
 }
 
-/* Give back the map counts and frame references decode took. */
+/* Give back the map counts and frame references decode took, and the
+ * mapping records no MAP_OBJ used. */
 static void frames_drop(struct txn *x, int referenced)
 {
+	for (long i = 0; i < x->n; i++) {
+		if (x->rec[i])
+			mobj_map_unreserve(x->rec[i]);
+		x->rec[i] = NULL;
+	}
 	for (long i = 0; x->maps && i < x->n; i++) {
 		if (x->counted[i])
 			uvm_frame_unmapped(x->frame_pa[i]);
@@ -167,7 +208,7 @@ int txn_decode(struct txn *x, long slot)
 	x->bad = -1;
 	for (long i = 0; i < x->n; i++)
 		x->frame_pa[i] = 0, x->counted[i] = 0, x->limits[i] = 0, x->charged[i] = 0,
-		x->spare[i] = NULL, x->dev_pa[i] = 0, x->dev_len[i] = 0;
+		x->spare[i] = NULL, x->dev_pa[i] = 0, x->dev_len[i] = 0, x->rec[i] = NULL;
 	if ((x->lo | x->hi) & (PAGE_SIZE - 1) || x->lo >= x->hi)
 		return -E_INVAL;
 	auth_read_lock();

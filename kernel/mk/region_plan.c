@@ -148,6 +148,9 @@ static int dry_run(struct txn *x, struct mm_cursor *c, long k, unsigned *need)
 	case ROP_MARK_SWAPPED:
 		txn_mark_status(op, TXN_MARK_KIND(op->op), &st);
 		return err_from_mm(mm_mark_need(c, op->va, op->len, &st, need));
+	case ROP_MAP_OBJ:
+		txn_obj_status(x, k, &st);
+		return err_from_mm(mm_mark_need(c, op->va, op->len, &st, need));
 	case ROP_UNMAP:
 		return err_from_mm(mm_unmap_need(c, op->va, op->len, need));
 	case ROP_PROTECT:
@@ -226,6 +229,7 @@ static int plan_op(struct txn *x, struct mm_cursor *c, long k, unsigned *need)
 	case ROP_MARK_INVALID:
 	case ROP_MARK_PAGER:
 	case ROP_MARK_SWAPPED:
+	case ROP_MAP_OBJ:
 		if (will_be_mapped(x, c, k, a, b, MAPPED_ANY))
 			return -E_EXIST;
 		break;

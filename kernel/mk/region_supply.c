@@ -36,14 +36,6 @@
 
 #define HUGE_SPAN (PAGE_SIZE * SUPPLY_HUGE_PAGES)
 
-struct supply {
-	struct task *t, *dst;
-	uint64_t dva, sva;
-	unsigned n;
-	uint32_t prot;
-	uint64_t *list;       /* n entries (region_supply.h) */
-};
-
 /* Is page i of the source a block's first (it gets the hold)? */
 static int holds_block(const struct supply *s, unsigned i)
 {
@@ -107,7 +99,7 @@ static void put_back(const struct supply *s, struct mm_cursor *c, unsigned n)
 /* Transaction 1. 0 with every frame in s->list (the source pages
  * invalid, the holds in place, flushed), or -E_* with the source as it
  * was. */
-static int take(struct supply *s)
+int supply_take(struct supply *s)
 {
 	struct mm_cursor c;
 	struct mm_status hold = { .kind = MM_RESERVED };
@@ -140,7 +132,7 @@ static int take(struct supply *s)
 }
 
 /* Transaction 3: the holds cleared (placed), or every frame back (not). */
-static void settle(struct supply *s, int placed)
+void supply_settle(struct supply *s, int placed)
 {
 	struct mm_cursor c;
 	int locked = !mm_lock(&c, &s->t->as, s->sva, s->sva + s->n * PAGE_SIZE);
@@ -221,9 +213,9 @@ long sys_region_supply(struct task *t, long dst, uint64_t dva, long src, uint64_
 	int err = supply_decode(&s, dst, src);
 	if (!err) {
 		int huge;
-		if (!(err = take(&s))) {
+		if (!(err = supply_take(&s))) {
 			err = supply_place(s.dst, dva, s.list, s.n, s.prot, 1, &huge);
-			settle(&s, !err);
+			supply_settle(&s, !err);
 			if (!err)      /* threads waiting on those pages retry (pagewait.c) */
 				pagewait_wake_range(s.dst, dva, dva + npages * PAGE_SIZE, 0);
 		}

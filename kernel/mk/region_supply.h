@@ -37,6 +37,23 @@
 int supply_place(struct task *d, uint64_t va, const uint64_t *list, unsigned n, uint32_t prot,
 		 int allow_huge, int *huge);
 
+/* One move of n frames from the caller t's own range at sva. */
+struct supply {
+	struct task *t, *dst;
+	uint64_t dva, sva;
+	unsigned n;
+	uint32_t prot;
+	uint64_t *list;       /* n entries (above) */
+};
+/* Needs: no cursor held; t's and dst's transactions begun. The take
+ * (region_supply.c, transaction 1): 0 with every frame in s->list (the
+ * source pages invalid, holds in place, flushed; entries with SE_CHARGE
+ * are frames not charged to s->dst), or -E_* with the source as it was.
+ * supply_settle (transaction 3) then clears the holds (placed) or maps
+ * every frame back (not placed). */
+int supply_take(struct supply *s);
+void supply_settle(struct supply *s, int placed);
+
 /* Syscalls. */
 long sys_region_supply(struct task *t, long dst, uint64_t dva, long src, uint64_t sva,
 		       uint64_t npages, uint64_t prot);

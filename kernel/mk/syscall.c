@@ -1,6 +1,7 @@
 /* System call dispatch (numbers and registers: abi/patina/syscall.h).
  * Each handler decodes first (all caps and arguments checked under
  * mk_lock) and changes state only once nothing can fail. */
+#include "mobj.h"
 #include "mk.h"
 #include "region_supply.h"
 #include "pagewait.h"
@@ -134,6 +135,8 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 			ci.objects = (uint64_t)QUOTA(0, th > 255 ? 255 : th, ep > 255 ? 255 : ep,
 						   tk > 255 ? 255 : tk);
 		}
+		if (c->type == CAP_MOBJ)
+			mobj_cap_info(c->o.mobj, &ci);
 	}
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (err)
@@ -472,6 +475,7 @@ static long sys_debug(struct task *t, long kslot, long op, uint64_t a, uint64_t 
 		kc.pagewaits = pagewait_live();
 		kc.pagewait_threads = pagewait_threads();
 		kc.txn_overdraws = __atomic_load_n(&mm_txn_overdraws, __ATOMIC_RELAXED);
+		mobj_counts(&kc.mobjs, &kc.mobj_maps, &kc.mobj_pages);
 		kc.kernel_faults = 0;  /* an unexpected kernel trap panics: none survive */
 		for (uint32_t i = 0; i < ncpus; i++)
 			if (__atomic_load_n(&cpus[i].rcu_next, __ATOMIC_RELAXED) ||
@@ -628,6 +632,9 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_DEVICE_INFO: r = sys_device_info(t, A(0), A(1), A(2)); break;
 	case SYS_DEVICE_CAPS: r = sys_device_caps(t, A(0), A(1), A(2), A(3)); break;
 	case SYS_DMA_ADDR: r = sys_dma_addr(t, A(0), A(1)); break;
+	case SYS_MOBJ_CREATE: r = sys_mobj_create(t, A(0), A(1), A(2)); break;
+	case SYS_MOBJ_SUPPLY: r = sys_mobj_supply(t, A(0), A(1), A(2), A(3), A(4)); break;
+	case SYS_MOBJ_OP: r = sys_mobj_op(t, A(0), A(1), A(2), A(3)); break;
 	default: r = -E_NOSYS; break;
 	}
 	if (r != RET_KEEP)

@@ -3,6 +3,7 @@
  * thread; when the last one is gone the reaper thread tears the task down
  * (caps, address space) on a kernel stack that belongs to no task, then
  * wakes whoever waits. */
+#include "mobj.h"
 #include "mk.h"
 #include "uvm_frames.h"
 #include "failalloc.h"
@@ -448,6 +449,7 @@ static void reap(struct task *t)
 	spin_unlock_irqrestore(&mk_lock, f);
 	t->tearing_down = 1;
 	uvm_as_destroy(t);
+	mobj_task_gone(t);       /* its mapping records (their objects may go now) */
 	/* Frames of t parked behind a shootdown go back now, so that what
 	 * quota_return reads counts only frames still referenced elsewhere. */
 	shootdown_settle();

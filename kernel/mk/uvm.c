@@ -17,6 +17,7 @@
 #include "harts.h"
 #include "shootdown.h"
 #include "devices.h"
+#include "mobj.h"
 
 /* Per-frame data for frames user space can reach: the mm core's descriptor
  * (for PT pages of user ASes), a reference count for data frames (mappings
@@ -644,7 +645,9 @@ static void local_flush_page(struct task *t, uint64_t va)
 /* Resolve a user fault at va in t's address space under one cursor:
  * reserved -> zero-filled frame; COW + write -> private copy (or, when
  * the frame has no other reference, the same frame made writable); already
- * mapped with enough rights -> nothing (another thread won; this hart
+ * a memory object's page -> the object's frame (mobj_fault; *status,
+ * when nobody here can resolve it, the word that sends it to the
+ * object's pager); mapped with enough rights -> nothing (another thread won; this hart
  * drops any stale translation of the page), or, where the table leaves
  * A/D to software, the access recorded. The data frame is taken and
  * zeroed before the cursor locks anything (zframe_get) and goes back to
@@ -723,6 +726,18 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 				}
 			}
 		}
+	} else if (mobj_status_is(&info)) {
+		/* a memory object's page: err -E_FAULT leaves *status its word */
+		uint64_t w;
+		err = mobj_fault(&c, t, page, &info, write, exec, made, &w);
+		if (!err && (info.prot & MM_PROT_X))
+			synced_code = 1;     /* the page may hold code another task wrote */
+		if (err == -E_FAULT && status) {
+			mm_release(&c);
+			zframe_put(fresh);
+			*status = w;
+			return err;
+		}
 	} else if (info.kind == MM_MAPPED && (info.prot & need) && (info.prot & MM_PROT_U)) {
 		/* another thread won, or (software A/D) the first access or
 		 * write through the leaf: record it. Either way this hart may
@@ -732,7 +747,8 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 		err = uarch->hw_ad || !mm_touch(&c, page, write) ? 0 : -E_FAULT;
 		won_elsewhere = 1;
 	}
-	if (err == -E_FAULT && status)
+	if (err == -E_FAULT && status && !(info.kind == MM_MAPPED &&
+					   mobj_fault_mapped(t, page, &info, status)))
 		*status = fault_status_word(&info);
 	mm_release(&c);
 	if (!fresh_used)

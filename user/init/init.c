@@ -40,7 +40,8 @@ static int cmd_counters(int argc, char **argv)
 }
 
 /* leakcheck CMD [ARGS] [; CMD [ARGS]]...: run the commands, then check
- * that the kernel's frame and object counters are back where they were
+ * that the kernel's frame and object counters (memory objects, their
+ * mappings and pages too) are back where they were
  * before (deferred frees get up to 20 s to drain). The shell's own growth
  * is allowed for: frames it holds itself now (thread stacks it keeps, and
  * their page tables; its task's frames in use) need not come back. Caps a
@@ -114,7 +115,9 @@ static int cmd_leakcheck(int argc, char **argv)
 			   after.frame_objs - before.frame_objs <= (unsigned long)(grew > 0 ? grew : 0) &&
 			   after.tasks == before.tasks &&
 			   after.threads == before.threads && after.endpoints == before.endpoints &&
-			   after.caps == before.caps && after.notices == before.notices;
+			   after.caps == before.caps && after.notices == before.notices &&
+			   after.mobjs == before.mobjs && after.mobj_maps == before.mobj_maps &&
+			   after.mobj_pages == before.mobj_pages;
 		if (same) {
 			printf("leakcheck: counts back\n");
 			return 0;
@@ -125,12 +128,14 @@ static int cmd_leakcheck(int argc, char **argv)
 		while (rdtime() < t)
 			sys_yield();
 	}
-	printf("leakcheck: LEAK (the shell grew by %ld frames) frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld notices %ld\n",
+	printf("leakcheck: LEAK (the shell grew by %ld frames) frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld notices %ld"
+	       " mobjs %ld mobj_maps %ld mobj_pages %ld\n",
 	       (long)(me.lo - me0.lo), (long)(before.free_frames - after.free_frames),
 	       (long)(after.tasks - before.tasks),
 	       (long)(after.threads - before.threads), (long)(after.endpoints - before.endpoints),
 	       (long)(after.frame_objs - before.frame_objs), (long)(after.caps - before.caps),
-	       (long)(after.notices - before.notices));
+	       (long)(after.notices - before.notices), (long)(after.mobjs - before.mobjs),
+	       (long)(after.mobj_maps - before.mobj_maps), (long)(after.mobj_pages - before.mobj_pages));
 	return 1;
 }
 

@@ -102,6 +102,13 @@ static inline long region_supply(long dst, uint64_t dva, long src, uint64_t sva,
 /* SYS_REGION_ALLOC_CONTIG: 2^order contiguous frames mapped at va of our own space. */
 static inline long region_alloc_contig(long s, uint64_t va, unsigned order, unsigned prot)
 { return sc6(SYS_REGION_ALLOC_CONTIG, s, (long)va, order, prot, 0, 0); }
+/* Memory objects (patina/mobj.h). */
+static inline long mobj_create(uint64_t npages, long dst, long ep)
+{ return sc3(SYS_MOBJ_CREATE, (long)npages, dst, ep); }
+static inline long mobj_supply(long obj, uint64_t off, long src, uint64_t sva, long n)
+{ return sc6(SYS_MOBJ_SUPPLY, obj, (long)off, src, (long)sva, n, 0); }
+static inline long mobj_op(long obj, unsigned op, uint64_t off, uint64_t n)
+{ return sc6(SYS_MOBJ_OP, obj, op, (long)off, (long)n, 0, 0); }
 static inline long dbg(long op, uint64_t a, uint64_t b)
 { return sc6(SYS_DEBUG, SLOT_KERNEL, op, (long)a, (long)b, 0, 0); }
 static inline long self_hart(void) { return sc0(SYS_THREAD_SELF_HART); }

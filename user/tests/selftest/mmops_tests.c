@@ -9,8 +9,6 @@
 #define CK(c, ...) do { if (!(c)) FAIL(__VA_ARGS__); } while (0)
 #define PG 4096UL
 
-/* Child server commands (ROLE_MM_TOUCH): w0 = MT_*, w1 = address, w2 = value. */
-enum { MT_READ = 1, MT_WRITE, MT_EXIT, MT_SPIN };
 
 static long ncpus(void) { return dbg(DBG_NCPUS, 0, 0); }
 
@@ -67,7 +65,7 @@ int mm_touch_child(long arg)
 }
 
 /* A call to the child server: 0 and the answer, or the IPC error. */
-static long mt_call(long ep, uint64_t cmd, uint64_t va, uint64_t val, uint64_t *out)
+long mt_call(long ep, uint64_t cmd, uint64_t va, uint64_t val, uint64_t *out)
 {
 	uint64_t w[4] = { cmd, va, val, 0 };
 	struct sysret r = ipc(SYS_CALL, ep, w, SLOT_NONE);
@@ -76,9 +74,7 @@ static long mt_call(long ep, uint64_t cmd, uint64_t va, uint64_t val, uint64_t *
 	return r.a0;
 }
 
-struct child { long task, ep, rc; };
-
-static long child_start(struct child *ch, int hart, long frames)
+long child_start(struct child *ch, int hart, long frames)
 {
 	ch->task = slot_alloc(), ch->ep = slot_alloc(), ch->rc = slot_alloc();
 	if (ch->task < 0 || ch->ep < 0 || ch->rc < 0)
@@ -93,7 +89,7 @@ static long child_start(struct child *ch, int hart, long frames)
 }
 
 /* Ends the child (if still alive) and frees the slots; its exit status. */
-static long child_end(struct child *ch, int kill)
+long child_end(struct child *ch, int kill)
 {
 	long st = -1;
 	if (ch->task >= 0) {

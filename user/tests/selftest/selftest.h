@@ -14,6 +14,9 @@ enum { ROLE_NONE = 0, ROLE_ECHO, ROLE_PROBE, ROLE_HOG = 4, ROLE_SHARE, ROLE_SLEE
  * machine lacks what it needs: counted as skipped, not passed), or another
  * nonzero value with why filled (failed). */
 #define UTEST_SKIP 2
+/* The frame quota a copy of this program needs to start, with room: its
+ * image (about 60 pages, growing with the tests) and page tables. */
+#define SELF_CHILD_FRAMES 96
 int child_main(long arg);
 
 /* Exploit-style isolation tests (selftest names sec_*). */
@@ -125,6 +128,24 @@ int async_setf_rules(char *why);
  * (mmops_tests.c, selftest names mm_*). */
 enum { ROLE_MM_TOUCH = 80 };
 int mm_touch_child(long arg);
+/* A ROLE_MM_TOUCH child: its task, the endpoint its server receives on,
+ * a region cap over its space. child_start (frames of quota, its server
+ * on hart `hart`, -1 any): 0 or the error; child_end: its exit status
+ * (killed first if kill), slots freed. mt_call: one MT_* command at va
+ * (value val) to it: 0 and the word read in *out (may be NULL), or the
+ * IPC error. */
+enum { MT_READ = 1, MT_WRITE, MT_EXIT, MT_SPIN };
+struct child { long task, ep, rc; };
+long child_start(struct child *ch, int hart, long frames);
+long child_end(struct child *ch, int kill);
+long mt_call(long ep, uint64_t cmd, uint64_t va, uint64_t val, uint64_t *out);
+/* Memory objects (mobj_tests.c, selftest names mobj_*). */
+int mobj_anon_shared(char *why);
+int mobj_pager_fault(char *why);
+int mobj_range_ops(char *why);
+int mobj_bad_input(char *why);
+int mobj_teardown(char *why);
+int mobj_cost(char *why);
 
 
 int mm_cow_fork(char *why);

@@ -43,6 +43,14 @@
  * device cap without R_GRANT to stay put. init checks the kernel cap's
  * rights for the device calls and that a spawn gives away no device cap
  * without R_GRANT.
+ * Memory objects: each child makes one (the oracle's; the workers get a
+ * copy, named in MAP_OBJ ops, supplies and range ops in the scratch
+ * window, and the workers' random calls create and map more), and the
+ * oracle expects a MAP_OBJ through an object cap without R_MAP or the
+ * page right asked, or a region cap without R_MAP or R_WRITE for a
+ * writable map, a supply or range op without R_CONTROL, a supply from a
+ * region cap without R_UNMAP, to be refused (E_PERM), and a cap of
+ * another type named as an object to give E_BADCAP.
  * It pins one heartbeat thread to each hart and ends the run if
  * a hart (or a child) stops making progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
  * endpoint of its own, and after the round expects exactly one per child,
@@ -56,6 +64,7 @@
 #define ROLE_FUZZ 3
 #include <patina/pager.h>
 #include <patina/device.h>
+#include <patina/mobj.h>
 
 #define TPS 10000000UL                  /* rdtime: 10 MHz on QEMU virt */
 
@@ -84,6 +93,7 @@ enum {
 	CK_FAULT_EP, CK_TASK_CREATE, CK_CLONE, CK_TASK_NOTIFY, CK_FAULT_KILL,
 	CK_P_SPAWN_EXT, CK_P_SPAWN_CHILD, CK_P_DBG_NAME,
 	CK_DEVICE, CK_DMA, CK_DEV_MAP, CK_DEV_GRANT,
+	CK_MOBJ,
 	CK_SETUP,
 	NCK
 };
@@ -116,6 +126,7 @@ static const char *const ck_name[NCK] = {
 	"DMA address without R_DMA or a frame cap",
 	"device window mapped beyond its cap (rights, length, execute)",
 	"device cap without GRANT transferred or given at spawn",
+	"memory object mapped, supplied or changed beyond its caps",
 	"fixture set-up",
 };
 
@@ -297,6 +308,7 @@ static long args_random(uint64_t *s, struct spawn_ext *e, char *buf, size_t size
  * name slots below 2048 and the last chunk's). */
 #define DEV_MMIO 4000
 #define DEV_IRQ 4001
+#define MO_OBJ 4002                     /* the oracle's memory object (8 pages) */
 #define DEVP_VA 0x53000000UL            /* init: where it looks at a device's registers */
 #define VIRTIO_MAGIC 0x74726976u
 #define TXN_PAGES 8                     /* the revoke-barrier check: pages 0..7 */
@@ -376,6 +388,7 @@ static struct worker workers[NWORKERS];
 static volatile int go, stop;
 static long slot_scratch;
 static long dev_w = SLOT_NONE, irq_w = SLOT_NONE;   /* the workers' copies of the device caps */
+static long obj_w = SLOT_NONE;          /* the workers' copy of the memory object */
 static uint64_t my_idx, n_kids, n_cpus;
 
 static long worker_calls(void)
@@ -403,13 +416,15 @@ static void worker_fn(void *a)
 			/* A plausible transaction in the scratch window. */
 			long n = 1 + (long)(rnd(&s) % 4);
 			for (long k = 0; k < n; k++) {
-				ops[k].op = 1 + (uint32_t)(rnd(&s) % (ROP_CLEAN + 1));
+				ops[k].op = 1 + (uint32_t)(rnd(&s) % (ROP_MAP_OBJ + 1));
 				ops[k].prot = (uint32_t)(rnd(&s) % 16);
 				ops[k].va = SCRATCH + (rnd(&s) % 64) * 4096;
 				ops[k].len = (1 + rnd(&s) % 8) * 4096;
 				ops[k].arg = slotify(wild_slot(&s));
 				if (ops[k].op == ROP_MAP && rnd(&s) % 4 == 0)
 					ops[k].arg = dev_w;    /* a device window, if it is still there */
+				if (ops[k].op == ROP_MAP_OBJ)  /* an object, mostly ours, at some page */
+					ops[k].arg = ROP_OBJ_ARG(rnd(&s) % 4 ? obj_w : ops[k].arg, rnd(&s) % 10);
 			}
 			a0 = rnd(&s) % 4 ? slot_scratch : a0;
 			a1 = (long)SCRATCH;
@@ -430,6 +445,23 @@ static void worker_fn(void *a)
 		}
 		if (nr == SYS_DMA_ADDR && rnd(&s) % 2)
 			a0 = dev_w;
+		if (nr == SYS_MOBJ_CREATE && rnd(&s) % 2) {
+			a0 = (long)(rnd(&s) % 64);          /* small: the quota lasts */
+			a2 = rnd(&s) % 2 ? SLOT_NONE : a2;
+		}
+		if (nr == SYS_MOBJ_SUPPLY && rnd(&s) % 2) {
+			a0 = obj_w;
+			a1 = (long)(rnd(&s) % 10);
+			a2 = slot_scratch;
+			a3 = (long)(SCRATCH + (rnd(&s) % 192) * 4096);
+			a4 = 1 + (long)(rnd(&s) % 16);
+		}
+		if (nr == SYS_MOBJ_OP && rnd(&s) % 2) {
+			a0 = obj_w;
+			a1 = (long)(rnd(&s) % 6);
+			a2 = (long)(rnd(&s) % 10);
+			a3 = (long)(rnd(&s) % 10);
+		}
 		if ((nr == SYS_IRQ_BIND || nr == SYS_IRQ_ACK) && rnd(&s) % 2)
 			a0 = irq_w;
 		if (nr == SYS_DEVICE_INFO && rnd(&s) % 2)
@@ -909,7 +941,10 @@ static void ck_region(uint64_t *s)
 			ops[n++] = rop(ROP_QUERY, 0, lo, 0, 0);    /* a permitted op first */
 		switch (miss) {
 		case 0: ops[n++] = rop(rnd(s) % 2 ? ROP_QUERY : ROP_AGE, 0, va, 0, 0); break;
-		case 1: ops[n++] = rop(ROP_MAP, PROT_R, va, 0, O_FRAME); break;
+		case 1:
+			ops[n++] = rnd(s) % 2 ? rop(ROP_MAP, PROT_R, va, 0, O_FRAME) :
+						rop(ROP_MAP_OBJ, PROT_R, va, 4096, ROP_OBJ_ARG(MO_OBJ, 0));
+			break;
 		case 2: {
 			static const uint32_t mk[4] = { ROP_MARK, ROP_MARK_INVALID, ROP_MARK_PAGER, ROP_MARK_SWAPPED };
 			uint32_t o = mk[rnd(s) % 4];
@@ -1245,6 +1280,80 @@ static void ck_control(uint64_t *s)
 	cap_delete(O_TMP);
 }
 
+/* Memory objects: a map, supply or range op through caps that lack what
+ * it needs, or through a cap that is no object. */
+static void ck_mobj(uint64_t *s)
+{
+	static const unsigned need[3] = { R_MAP, R_READ, R_WRITE };
+	const unsigned all = R_MAP | R_READ | R_WRITE | R_EXEC | R_CONTROL;
+	uint64_t va = OW_VA + (rnd(s) % 8) * 4096;
+	long r;
+	cap_delete(O_TMP);
+	switch (rnd(s) % 5) {
+	case 0: {
+		/* MAP_OBJ through an object cap without R_MAP, R_READ, or
+		 * R_WRITE for a writable map */
+		int miss = (int)(rnd(s) % 3);
+		if ((r = cap_mint(MO_OBJ, O_TMP, all & ~need[miss], 0, 0, 0))) {
+			note_mism(CK_SETUP, r);
+			return;
+		}
+		struct region_op o = rop(ROP_MAP_OBJ, miss == 2 ? PROT_R | PROT_W : PROT_R, va, 4096,
+					 ROP_OBJ_ARG(O_TMP, rnd(s) % 8));
+		r = region_txn(O_REG, OW_VA, OW_END, &o, 1);
+		expect_txn(CK_MOBJ, r, &o, E_PERM, 0);
+		break;
+	}
+	case 1:
+		/* a supply or a range op without R_CONTROL */
+		if ((r = cap_mint(MO_OBJ, O_TMP, all & ~R_CONTROL, 0, 0, 0))) {
+			note_mism(CK_SETUP, r);
+			return;
+		}
+		r = rnd(s) % 2 ? mobj_op(O_TMP, 1 + (unsigned)(rnd(s) % 4), rnd(s) % 8, 1)
+			       : mobj_supply(O_TMP, rnd(s) % 8, O_REG, va, 1);
+		expect(CK_MOBJ, r, E_PERM, 0);
+		break;
+	case 2:
+		/* a supply from a region cap without R_UNMAP */
+		if ((r = cap_mint(O_REG, O_TMP, R_QUERY | R_MAP | R_MARK | R_READ | R_WRITE, 0, OW_VA,
+				  OW_END))) {
+			note_mism(CK_SETUP, r);
+			return;
+		}
+		r = mobj_supply(MO_OBJ, rnd(s) % 8, O_TMP, va, 1);
+		expect(CK_MOBJ, r, E_PERM, 0);
+		break;
+	case 3: {
+		/* a writable map through a region cap without R_WRITE */
+		if ((r = cap_mint(O_REG, O_TMP, R_QUERY | R_MAP | R_UNMAP | R_READ, 0, OW_VA, OW_END))) {
+			note_mism(CK_SETUP, r);
+			return;
+		}
+		struct region_op o = rop(ROP_MAP_OBJ, PROT_R | PROT_W, va, 4096, ROP_OBJ_ARG(MO_OBJ, 0));
+		r = region_txn(O_TMP, OW_VA, OW_END, &o, 1);
+		expect_txn(CK_MOBJ, r, &o, E_PERM, 0);
+		break;
+	}
+	default: {
+		/* a frame, an endpoint or a region cap named as an object */
+		static const long bad[3] = { O_FRAME, O_P, O_REG };
+		long b = bad[rnd(s) % 3];
+		if (rnd(s) % 2) {
+			r = mobj_op(b, MOBJ_INVALIDATE, 0, 1);
+			expect(CK_MOBJ, r, E_BADCAP, 0);
+		} else {
+			struct region_op o = rop(ROP_MAP_OBJ, PROT_R, va, 4096, ROP_OBJ_ARG(b, 0));
+			r = region_txn(O_REG, OW_VA, OW_END, &o, 1);
+			expect_txn(CK_MOBJ, r, &o, E_BADCAP, 0);
+		}
+		break;
+	}
+	}
+	cap_delete(O_TMP);
+	ow_reset();
+}
+
 /* The pinger waits in its call; delete (or revoke above) the endpoint cap
  * it called through, then receive: that message must not bring its cap. */
 static void ck_late_revoke(uint64_t *s)
@@ -1507,7 +1616,7 @@ static void oracle_fn(void *a)
 		last = c;
 		switch (rnd(&s) % 10) {
 		case 0: ck_nocap(&s); break;
-		case 8: ck_device(&s); break;
+		case 8: rnd(&s) % 2 ? ck_device(&s) : ck_mobj(&s); break;
 		case 1: case 2: ck_region(&s); break;
 		case 3: ck_mint(&s); break;
 		case 4: ck_endpoint(&s); break;
@@ -1585,6 +1694,11 @@ static int fuzz_child(uint64_t arg)
 	r = r ? r : cap_mint(O_Q, O_Q_NG, R_SEND | R_RECV, 0, 0, 0);
 	r = r ? r : cap_mint(O_Q, O_Q_RO, R_RECV, 0, 0, 0);
 	r = r ? r : cap_mint(SLOT_SELF_TASK, O_TASK_NC, R_READ | R_WRITE, 0, 0, 0);
+	r = r ? r : mobj_create(8, MO_OBJ, SLOT_NONE);
+	if (!r) {
+		obj_w = slot_alloc();
+		r = cap_copy(MO_OBJ, obj_w);
+	}
 	if (!r && sh->dev) {
 		/* The device caps, made with the kernel cap init lent us for
 		 * that alone; the workers get copies. */
@@ -2435,7 +2549,8 @@ int cmd_sysfuzz(int argc, char **argv)
 		same = after.free_frames == before.free_frames && after.tasks == before.tasks &&
 		       after.threads == before.threads && after.endpoints == before.endpoints &&
 		       after.frame_objs == before.frame_objs && after.caps == before.caps &&
-		       after.notices == before.notices;
+		       after.notices == before.notices && after.mobjs == before.mobjs &&
+		       after.mobj_maps == before.mobj_maps && after.mobj_pages == before.mobj_pages;
 		if (rdtime() > until)
 			break;
 	}
@@ -2493,11 +2608,13 @@ int cmd_sysfuzz(int argc, char **argv)
 	if (fail)
 		printf("sysfuzz: %s\n", fail);
 	if (!same)
-		printf("sysfuzz: LEAK frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld notices %ld\n",
+		printf("sysfuzz: LEAK frames %ld tasks %ld threads %ld endpoints %ld user_frames %ld caps %ld notices %ld "
+		       "mobjs %ld mobj_maps %ld mobj_pages %ld\n",
 		       (long)(before.free_frames - after.free_frames), (long)(after.tasks - before.tasks),
 		       (long)(after.threads - before.threads), (long)(after.endpoints - before.endpoints),
 		       (long)(after.frame_objs - before.frame_objs), (long)(after.caps - before.caps),
-		       (long)(after.notices - before.notices));
+		       (long)(after.notices - before.notices), (long)(after.mobjs - before.mobjs),
+		       (long)(after.mobj_maps - before.mobj_maps), (long)(after.mobj_pages - before.mobj_pages));
 	else
 		printf("sysfuzz: frame and object counts back to their starting values\n");
 	printf("sysfuzz: %ld calls, %lu kernel faults, %lu authority violations\n", tt.calls,
