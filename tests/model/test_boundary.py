@@ -33,9 +33,9 @@ def check(script, root):
 MARK_RULES = re.compile(MARK + r":\s*(.*?)\s*(?:\*/|$)")
 
 
-def marked_rules(root):
-    """{file:line: set of rule names} for the markers that name rules."""
-    out = {}
+def source_lines(root):
+    """(file:line, text) of every line of the C and assembly files under
+    root."""
     for dirpath, _, files in os.walk(root):
         for f in files:
             if not f.endswith((".c", ".h", ".S", ".s")):
@@ -44,10 +44,16 @@ def marked_rules(root):
             rel = os.path.relpath(path, root).replace(os.sep, "/")
             with open(path, encoding="utf-8") as fh:
                 for ln, line in enumerate(fh, 1):
-                    m = MARK_RULES.search(line)
-                    if m:
-                        out["%s:%d" % (rel, ln)] = set(
-                            r.strip() for r in m.group(1).split(","))
+                    yield "%s:%d" % (rel, ln), line
+
+
+def marked_rules(root):
+    """{file:line: set of rule names} for the markers that name rules."""
+    out = {}
+    for where, line in source_lines(root):
+        m = MARK_RULES.search(line)
+        if m:
+            out[where] = set(r.strip() for r in m.group(1).split(","))
     return out
 
 
@@ -60,18 +66,7 @@ def reported_rules(out):
 
 
 def marked(root):
-    want = set()
-    for dirpath, _, files in os.walk(root):
-        for f in files:
-            if not f.endswith((".c", ".h", ".S", ".s")):
-                continue
-            path = os.path.join(dirpath, f)
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            with open(path, encoding="utf-8") as fh:
-                for ln, line in enumerate(fh, 1):
-                    if MARK in line:
-                        want.add("%s:%d" % (rel, ln))
-    return want
+    return set(where for where, line in source_lines(root) if MARK in line)
 
 
 def reported(out):
