@@ -106,6 +106,17 @@ static void obj_teardown(long *ep, long *bep, long *obj)
 	slot_drop(ep);
 }
 
+/* A ROLE_MM_TOUCH child with the whole object mapped read-only at AOV. */
+static long child_mapped(struct child *c, long obj)
+{
+	long r = child_start(c, -1, CHILD_FRAMES);
+	struct region_op op = { .op = ROP_MAP_OBJ, .prot = PROT_R, .va = AOV, .len = NPG * PG,
+				.arg = ROP_OBJ_ARG(obj, 0) };
+	if (!r && region_txn(c->rc, AOV, AOV + NPG * PG, &op, 1) != 1)
+		r = op.result ? op.result : -E_INVAL;
+	return r;
+}
+
 /* Receive one notice on ep within 2 s: 0 and its words, or the error. */
 static long recv_notice(long ep, struct sysret *m)
 {
@@ -181,12 +192,7 @@ int mobj_async_two_tasks(char *why)
 	struct sysret m;
 	settled_counters(&before);
 	CK(obj_setup(&ep, &bep, &obj) == 0, "object setup");
-	CK(child_start(&c, -1, CHILD_FRAMES) == 0, "child");
-	{
-		struct region_op op = { .op = ROP_MAP_OBJ, .prot = PROT_R, .va = AOV, .len = NPG * PG,
-					.arg = ROP_OBJ_ARG(obj, 0) };
-		CK(region_txn(c.rc, AOV, AOV + NPG * PG, &op, 1) == 1, "map into the child: %ld", op.result);
-	}
+	CK(child_mapped(&c, obj) == 0, "child with the object mapped");
 	CK(rd_start(&a) == 0, "our reader");
 	CK(recv_notice(ep, &m) == 0 && notice_is(&m, 5, a.va), "first notice: %s %lx %lx", err_name(m.a0),
 	   m.a2, m.a3);
@@ -264,12 +270,7 @@ int mobj_async_ep_gone(char *why)
 	struct sysret m;
 	settled_counters(&before);
 	CK(obj_setup(&ep, &bep, &obj) == 0, "object setup");
-	CK(child_start(&c, -1, CHILD_FRAMES) == 0, "child");
-	{
-		struct region_op op = { .op = ROP_MAP_OBJ, .prot = PROT_R, .va = AOV, .len = NPG * PG,
-					.arg = ROP_OBJ_ARG(obj, 0) };
-		CK(region_txn(c.rc, AOV, AOV + NPG * PG, &op, 1) == 1, "map into the child: %ld", op.result);
-	}
+	CK(child_mapped(&c, obj) == 0, "child with the object mapped");
 	CK(rd_start(&b) == 0 && recv_notice(ep, &m) == 0 && notice_is(&m, 2, b.va), "notice");
 	CK(waits_reach(1, 1), "page waits %lu", kc().pagewaits);
 	slot_drop(&ep);         /* the last receive cap */
@@ -335,12 +336,7 @@ int mobj_async_ops(char *why)
 	CK(recv_notice(ep, &m) == 0 && notice_is(&m, 4, a.va), "no second notice after the decommit");
 	CK(!a.done && supply(obj, 4, 1) == 0 && done_within(&a.done, 1000), "reader after the supply");
 	/* MOBJ_KILL */
-	CK(child_start(&c, -1, CHILD_FRAMES) == 0, "child");
-	{
-		struct region_op op = { .op = ROP_MAP_OBJ, .prot = PROT_R, .va = AOV, .len = NPG * PG,
-					.arg = ROP_OBJ_ARG(obj, 0) };
-		CK(region_txn(c.rc, AOV, AOV + NPG * PG, &op, 1) == 1, "map into the child: %ld", op.result);
-	}
+	CK(child_mapped(&c, obj) == 0, "child with the object mapped");
 	CK(rd_start(&b) == 0 && recv_notice(ep, &m) == 0 && notice_is(&m, 6, b.va), "child's notice");
 	CK(cap_mint(obj, weak, R_MAP | R_READ | R_WRITE, 0, 0, 0) == 0, "mint");
 	long r = mobj_op(weak, MOBJ_KILL, 6, 1);
@@ -354,12 +350,7 @@ int mobj_async_ops(char *why)
 	CK(waits_reach(0, 0), "a page wait left after MOBJ_KILL");
 	slot_drop(&b.th);
 	/* the object's end: a child waits, its mapping and every cap go */
-	CK(child_start(&c, -1, CHILD_FRAMES) == 0, "second child");
-	{
-		struct region_op op = { .op = ROP_MAP_OBJ, .prot = PROT_R, .va = AOV, .len = NPG * PG,
-					.arg = ROP_OBJ_ARG(obj, 0) };
-		CK(region_txn(c.rc, AOV, AOV + NPG * PG, &op, 1) == 1, "map into the child: %ld", op.result);
-	}
+	CK(child_mapped(&c, obj) == 0, "second child with the object mapped");
 	b = (struct rd){ .va = AOV + 7 * PG, .ch = &c, .th = -1 };
 	CK(rd_start(&b) == 0 && recv_notice(ep, &m) == 0 && notice_is(&m, 7, b.va), "second child's notice");
 	{
