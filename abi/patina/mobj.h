@@ -25,13 +25,15 @@
  * E_QUOTA); 256 objects and 1024 mappings exist at once in all. */
 #define MOBJ_MAPS_PER_TASK 128
 
-/* SYS_MOBJ_CREATE(npages, dst, ep): a new object of npages pages in the
- * empty slot dst; ep = SLOT_NONE for an anonymous object, else an endpoint
- * cap with R_SEND whose badge the object's faults carry. The new cap has
- * R_MAP | R_READ | R_WRITE | R_EXEC | R_CONTROL. Its page index (8 bytes
- * a page, whole frames) is charged to the caller's frame quota. 0, or
- * -E_INVAL (npages 0 or above MOBJ_MAX_PAGES), -E_BADCAP / -E_PERM (ep),
- * -E_EXIST (dst full), -E_QUOTA, -E_NOMEM (no object left). */
+/* SYS_MOBJ_CREATE(npages, dst, ep, flags): a new object of npages pages in
+ * the empty slot dst; ep = SLOT_NONE for an anonymous object, else an
+ * endpoint cap with R_SEND whose badge the object's faults carry. The new
+ * cap has R_MAP | R_READ | R_WRITE | R_EXEC | R_CONTROL. Its page index (8
+ * bytes a page, whole frames) is charged to the caller's frame quota. 0,
+ * or -E_INVAL (npages 0 or above MOBJ_MAX_PAGES; a flag bit not below, or
+ * MOBJ_ASYNC without a pager), -E_BADCAP / -E_PERM (ep), -E_EXIST (dst
+ * full), -E_QUOTA, -E_NOMEM (no object left). */
+#define MOBJ_ASYNC 1u    /* its faults are asynchronous (below) */
 
 /* ROP_MAP_OBJ's arg: the object cap's slot and the first object page. */
 #define ROP_OBJ_ARG(slot, off) ((int64_t)(((uint64_t)(off) << 16) | ((uint64_t)(slot) & 0xffff)))
@@ -67,11 +69,27 @@ enum mobj_op {
 	                       * no mapping holds them) and every mapping loses its
 	                       * translation: the next access faults (anonymous:
 	                       * a zero page; pager-backed: to the pager) */
+	MOBJ_KILL,            /* refuse the asynchronous faults (MOBJ_ASYNC) on the pages:
+	                       * every thread waiting on one wakes refused, its task ends
+	                       * as on FAULT_KILL; -E_NOENT when no thread waits there */
 };
 
 /* A fault on an object page the object does not hold: the pager gets the
  * fault message of patina/pager.h with status kind RK_OBJECT, the object
  * page's offset as its tag (FAULT_STATUS_TAG), the mapping's permissions
- * as its prot, and the object's badge in a5. */
+ * as its prot, and the object's badge in a5.
+ *
+ * Of an object made with MOBJ_ASYNC no fault calls: the thread waits on
+ * the object page, and the page's one notice goes on the object's
+ * endpoint (however many threads of however many tasks wait there),
+ * received like a SYS_SEND with no cap: badge the object's, w0 =
+ * MSG_FAULT, w1 = the faulting address (of the first thread to wait),
+ * w2 = the status word above, w3 = FA_* | thread id << 8. The wait ends
+ * when the page changes: SYS_MOBJ_SUPPLY over it, MOBJ_UNPROTECT or
+ * MOBJ_DECOMMIT over it (each waiting thread retries its access; after
+ * a decommit the pager hears of the page again), the object's end (they
+ * retry and fault as on any page of no object); MOBJ_KILL, or nobody
+ * left to receive on the endpoint, ends their tasks (EXIT_TRAP). The
+ * pager's own thread-level fault settings play no part. */
 
 #endif

@@ -48,7 +48,9 @@
  * SYS_REGION_SUPPLY, SYS_REGION_CLONE) wakes every thread waiting on a
  * page of its range; each retries its access. SYS_FAULT_KILL(region, va)
  * refuses the page: its threads' task ends with EXIT_TRAP(kind), and so
- * it does when nobody can receive on the endpoint any more. */
+ * it does when nobody can receive on the endpoint any more. A memory
+ * object made with MOBJ_ASYNC sends the same message for an object page,
+ * shared by every task that maps it (patina/mobj.h). */
 #define FAULT_EP_ASYNC 1u
 #define MSG_FAULT 0xfa017fa0UL
 #define FAULT_THREAD(w3) ((long)((w3) >> 8))

@@ -88,7 +88,7 @@ enum patina_sys {
 	                        * FAULT_EP_* flags (patina/pager.h); E_INVAL for unknown bits */
 	SYS_FAULT_KILL,        /* (region with R_MAP, va): refuse an asynchronous fault: every thread
 	                        * waiting on that page dies as for FAULT_KILL (patina/pager.h) */
-	SYS_MOBJ_CREATE,       /* (npages, dst, ep or SLOT_NONE): patina/mobj.h */
+	SYS_MOBJ_CREATE,       /* (npages, dst, ep or SLOT_NONE, flags MOBJ_*): patina/mobj.h */
 	SYS_MOBJ_SUPPLY,       /* (mobj, offset, src region, src_va, npages): patina/mobj.h */
 	SYS_MOBJ_OP,           /* (mobj, op, offset, npages): patina/mobj.h */
 	SYS_COUNT

@@ -12,6 +12,7 @@
 #include "region.h"
 #include "uvm_frames.h"
 #include "frame.h"
+#include "pagewait.h"
 #include <patina/pager.h>
 
 spinlock_t mobj_lock = SPINLOCK_INIT_CLASS(&lock_class_mobj);
@@ -59,9 +60,15 @@ void mobj_put(struct mobj *o, int mk_held)
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	struct endpoint *ep = NULL;
 	int last = __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0;   /* gets are atomic */
+	uint32_t gen = o->gen, npages = o->npages;
 	if (last)
 		ep = mobj_free(o);
 	spin_unlock_irqrestore(&mobj_lock, f);
+	/* Threads still waiting on its pages (their mappings went first)
+	 * retry: their pages name no object now, and the retry is judged
+	 * as any fault on such a page. */
+	if (last)
+		pagewait_wake_obj(o, mobj_wait_word(gen, 0), mobj_wait_word(gen, npages), 0);
 	if (ep && mk_held)
 		ep_put(ep);
 	else if (ep)
@@ -176,15 +183,62 @@ int mobj_fault_mapped(struct task *t, uint64_t page, const struct mm_info *info,
 	return found;
 }
 
-/* The delivery of an object fault (kept apart so that a waiting
- * delivery can replace it): a fault at va (kind: TRAP_*_FAULT) becomes a
- * fault call on the object's pager with the
- * words of patina/pager.h, status kind RK_OBJECT with the page's offset
- * as tag, and the object's badge. *status: the internal word from
- * mobj_fault, made the pager's (slot and generation cleared). 0 resumed,
- * -E_DEAD / -E_INVAL (kill), -E_FAULT: the object has no pager (or is
- * gone): the thread's own fault endpoint, if any, gets *status.
- * Needs: mk_lock NOT held. */
+/* Needs: no lock. Does the fault that status (the pager's word) tells of
+ * still stand on page off of o (generation gen)? An absent page, a write
+ * to a write-protected one, an access beyond the mapping's permissions:
+ * 1. The page was supplied or unprotected meanwhile, or the object is
+ * gone: 0 (the access is retried and judged afresh). */
+static int still_faults(struct mobj *o, uint32_t gen, uint32_t off, uint64_t status, unsigned kind)
+{
+	unsigned prot = (unsigned)(status >> 8) & 0xff;
+	unsigned need = kind == TRAP_WRITE_FAULT ? PROT_W : kind == TRAP_EXEC_FAULT ? PROT_X : PROT_R;
+	int r = 0;
+	unsigned long f = spin_lock_irqsave(&mobj_lock);
+	if (o->refs && o->gen == gen && off < o->npages) {
+		uint64_t e = *mobj_slot(o, off);
+		r = !e || (need == PROT_W && (e & MOBJ_PG_WP)) || !(prot & need);
+	}
+	spin_unlock_irqrestore(&mobj_lock, f);
+	return r;
+}
+
+/* An asynchronous object's fault at va (kind: TRAP_*_FAULT; status the
+ * pager's word) of the current thread: wait on the object page (one wait
+ * and one message for every task's threads there), looking at the page
+ * once more after the wait is counted (a supply between the first look
+ * and now has filled it), and send the page's message on ep (whose
+ * reference is the caller's and is dropped here) with badge. The
+ * verdict as fault_to_pager's: 0 retry, -E_INVAL refused (MOBJ_KILL),
+ * -E_DEAD (nobody can receive on ep; or no wait entry left). */
+static int obj_wait(struct mobj *o, uint32_t gen, uint64_t va, unsigned kind, uint64_t status,
+		    struct endpoint *ep, uint64_t badge)
+{
+	struct thread *me = cur_thread();
+	uint32_t off = (uint32_t)(status >> 16) & ((1u << MOBJ_OFF_BITS) - 1);
+	struct pw_key k = { PW_OBJECT, o, mobj_wait_word(gen, off) };
+	int r = 0;
+	if (pagewait_enter_key(me, &k)) {
+		r = -E_DEAD;
+	} else if (!still_faults(o, gen, off, status, kind)) {
+		pagewait_leave(me);
+	} else {
+		uint64_t w[IPC_WORDS] = { MSG_FAULT, va, status,
+					  fault_access(kind) | (uint64_t)me->id << 8 };
+		r = pagewait_sleep(me, ep, badge, w);
+	}
+	ep_put_nolock(ep);
+	return me->killed ? 0 : r;
+}
+
+/* The delivery of an object fault: a fault at va (kind: TRAP_*_FAULT)
+ * becomes a fault call on the object's pager with the words of
+ * patina/pager.h, status kind RK_OBJECT with the page's offset as tag,
+ * and the object's badge; for an asynchronous object (MOBJ_ASYNC) a wait
+ * on the object page and its one notice instead (obj_wait). *status: the
+ * internal word from mobj_fault, made the pager's (slot and generation
+ * cleared). 0 resumed, -E_DEAD / -E_INVAL (kill), -E_FAULT: the object
+ * has no pager (or is gone): the thread's own fault endpoint, if any,
+ * gets *status. Needs: mk_lock NOT held. */
 int mobj_fault_deliver(uint64_t va, unsigned kind, uint64_t *status)
 {
 	uint64_t w2 = *status;
@@ -193,16 +247,22 @@ int mobj_fault_deliver(uint64_t va, unsigned kind, uint64_t *status)
 	*status = w2 & ((1ull << 36) - 1);
 	struct endpoint *ep = NULL;
 	uint64_t badge = 0;
+	uint32_t fullgen = 0;
+	int async = 0;
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	struct mobj *o = slot < MOBJ_MAX ? &mobjs[slot] : NULL;
 	if (o && o->refs && (o->gen & ((1u << MOBJ_GEN_BITS) - 1)) == gen && o->ep) {
 		ep = o->ep;
 		badge = o->badge;
+		fullgen = o->gen;
+		async = (o->flags & MOBJ_ASYNC) != 0;
 		__atomic_add_fetch(&ep->refs, 1, __ATOMIC_RELAXED);   /* the call's */
 	}
 	spin_unlock_irqrestore(&mobj_lock, f);
 	if (!ep)
 		return -E_FAULT;
+	if (async)
+		return obj_wait(o, fullgen, va, kind, *status, ep, badge);
 	uint64_t w[IPC_WORDS] = { va, fault_access(kind), *status,
 				  (uint64_t)cur_thread()->id };
 	return fault_call(ep, badge, w);
@@ -272,6 +332,7 @@ static struct mobj *mobj_alloc(struct task *t, uint32_t npages, int *err)
 	o->creator_gen = t->gen;
 	o->ep = NULL;
 	o->badge = 0;
+	o->flags = 0;
 	spin_unlock_irqrestore(&mobj_lock, f);
 	return o;
 }
@@ -279,9 +340,10 @@ static struct mobj *mobj_alloc(struct task *t, uint32_t npages, int *err)
 /* Needs: no lock. Checks npages, dst and ep before anything is made;
  * the object and its cap appear together under mk_lock, or nothing
  * does (patina/mobj.h has the errors). */
-long sys_mobj_create(struct task *t, uint64_t npages, long dst, long ep)
+long sys_mobj_create(struct task *t, uint64_t npages, long dst, long ep, uint64_t flags)
 {
-	if (!npages || npages > MOBJ_MAX_PAGES)
+	if (!npages || npages > MOBJ_MAX_PAGES || (flags & ~(uint64_t)MOBJ_ASYNC) ||
+	    ((flags & MOBJ_ASYNC) && ep == SLOT_NONE))
 		return -E_INVAL;
 	int err = 0;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
@@ -301,6 +363,7 @@ long sys_mobj_create(struct task *t, uint64_t npages, long dst, long ep)
 				__atomic_add_fetch(&ec->o.ep->refs, 1, __ATOMIC_RELAXED);
 				o->ep = ec->o.ep;
 				o->badge = ec->badge;
+				o->flags = (uint32_t)flags;
 			}
 			struct cap nc = { .type = CAP_MOBJ, .o.mobj = o,
 					  .rights = R_MAP | R_READ | R_WRITE | R_EXEC | R_CONTROL };
@@ -398,6 +461,8 @@ long sys_mobj_supply(struct task *t, long slot, uint64_t off, long src, uint64_t
 		frame_free(lp);
 	task_txn_end(t);
 	auth_read_unlock();
+	if (!err)      /* threads of any task waiting on those object pages retry */
+		pagewait_wake_obj(o, mobj_wait_word(o->gen, off), mobj_wait_word(o->gen, off + npages), 0);
 	mobj_put(o, 0);
 	return err;
 }

@@ -39,6 +39,7 @@ struct mobj {
 	uint32_t npages, present;
 	struct task *creator;     /* charged for anonymous pages, while this incarnation lives */
 	uint32_t creator_gen;
+	uint32_t flags;           /* MOBJ_ASYNC */
 	struct endpoint *ep;      /* the pager (NULL: anonymous) and its badge */
 	uint64_t badge;
 	uint64_t idx[MOBJ_IDX_MAX];   /* index frames: pa | MOBJ_PG_WP per page, 0 = absent */
@@ -77,7 +78,11 @@ int mobj_fault_mapped(struct task *t, uint64_t page, const struct mm_info *info,
 int mobj_fault_deliver(uint64_t va, unsigned kind, uint64_t *status);
 void mobj_counts(unsigned long *objs, unsigned long *maps, unsigned long *pages);
 void mobj_cap_info(struct mobj *o, struct cap_info *ci);   /* SYS_CAP_INFO's fields */
-long sys_mobj_create(struct task *t, uint64_t npages, long dst, long ep);
+long sys_mobj_create(struct task *t, uint64_t npages, long dst, long ep, uint64_t flags);
+static inline uint64_t mobj_wait_word(uint32_t gen, uint64_t off)
+{
+	return (uint64_t)gen << 32 | off;      /* an object page's wait key (pagewait.h) */
+}
 long sys_mobj_supply(struct task *t, long slot, uint64_t off, long src, uint64_t sva,
 		     uint64_t npages);
 

@@ -18,6 +18,7 @@
 #include "region.h"
 #include "region_supply.h"
 #include "frame.h"
+#include "pagewait.h"
 
 struct mobj_map mobj_maps[MOBJ_MAPS_MAX];
 static unsigned nzombies;      /* mobj_lock's */
@@ -337,7 +338,7 @@ static int op_pass(struct mobj *o, uint64_t op, uint32_t base, uint32_t n, uint6
  * so a revoke of the cap waits for the op. */
 long sys_mobj_op(struct task *t, long slot, uint64_t op, uint64_t off, uint64_t npages)
 {
-	if (op < MOBJ_INVALIDATE || op > MOBJ_DECOMMIT)
+	if (op < MOBJ_INVALIDATE || op > MOBJ_KILL)
 		return -E_INVAL;
 	int err = 0;
 	struct mobj *o = NULL;
@@ -350,6 +351,15 @@ long sys_mobj_op(struct task *t, long slot, uint64_t op, uint64_t off, uint64_t 
 		mobj_get(o = oc->o.mobj);
 	cspace_decode_unlock(t, f);
 	paddr_t lp = 0;
+	if (!err && op == MOBJ_KILL) {
+		/* refused: each waiting thread's task ends as on FAULT_KILL */
+		if (!pagewait_wake_obj(o, mobj_wait_word(o->gen, off), mobj_wait_word(o->gen, off + npages),
+				       -E_INVAL))
+			err = -E_NOENT;
+		auth_read_unlock();
+		mobj_put(o, 0);
+		return err;
+	}
 	if (!err && frame_alloc(0, &lp))
 		err = -E_NOMEM;
 	for (uint64_t done = 0; !err && done < npages; done += OP_CHUNK) {
@@ -359,6 +369,10 @@ long sys_mobj_op(struct task *t, long slot, uint64_t op, uint64_t off, uint64_t 
 	if (lp)
 		frame_free(lp);
 	auth_read_unlock();
+	/* The pages waited on changed: unprotected, or gone (absent again, the
+	 * pager hears of them anew); their threads retry. */
+	if (!err && (op == MOBJ_UNPROTECT || op == MOBJ_DECOMMIT))
+		pagewait_wake_obj(o, mobj_wait_word(o->gen, off), mobj_wait_word(o->gen, off + npages), 0);
 	if (o)
 		mobj_put(o, 0);
 	return err;

@@ -1,13 +1,16 @@
-/* Page waits: threads blocked on a page of an address space until a
- * commit fixes it, and the one message per page that asks a pager to
- * (pagewait.h; the asynchronous fault protocol of docs/pagers.md).
+/* Page waits: threads blocked on a page until a commit fixes it, and the
+ * one message per page that asks a pager to (pagewait.h; the asynchronous
+ * fault protocol of docs/pagers.md).
  *
- * An entry (struct pw_page) is one waited-on page: its task and page
- * address, the threads waiting there, and its message, a struct notice of
- * kind NK_FAULT sent like a death notice (ipc_notice_post). Entries of a
- * task are on a list of that task (t->pw_pages): the waits are few (one
- * per blocked thread at most), a commit walks the list once, and a task
- * with none costs the commit one load of t->pw_count.
+ * An entry (struct pw_page) is one waited-on page: its key (a task's page
+ * address, or a memory object's page), the threads waiting there, and its
+ * message, a struct notice of kind NK_FAULT sent like a death notice
+ * (ipc_notice_post). Entries of a task are on a list of that task
+ * (t->pw_pages): the waits are few (one per blocked thread at most), a
+ * commit walks the list once, and a task with none costs the commit one
+ * load of t->pw_count. Entries of objects share one list (obj_pages,
+ * counted in obj_count): an object keeps no field for them, and a supply
+ * with no object page waited on anywhere costs one load.
  *
  * An entry's message is in one of three states: not queued (never sent,
  * or delivered), queued on its endpoint (or on the queue a dying
@@ -36,8 +39,7 @@ struct pw_page {
 	int used;
 	int orphan;                 /* no thread waits: freed when its message is let go */
 	int sent;                   /* its message was posted */
-	struct task *task;
-	uint64_t page;
+	struct pw_key key;
 	struct thread *waiters;     /* linked by pw_next */
 	struct pw_page *next;       /* task->pw_pages */
 	struct notice msg;          /* NK_FAULT */
@@ -46,6 +48,20 @@ struct pw_page {
 static struct pw_page pool[PW_POOL];
 static spinlock_t pw_lock = SPINLOCK_INIT_CLASS(&lock_class_pagewait);
 static unsigned long pw_used, pw_threads;
+static struct pw_page *obj_pages;     /* entries keyed PW_OBJECT */
+static unsigned obj_count;            /* how many: read with no lock by a supply */
+
+/* The list an entry of owner (kind) goes on, and its count. */
+static struct pw_page **list_of(int kind, void *owner, unsigned **count)
+{
+	if (kind == PW_OBJECT) {
+		*count = &obj_count;
+		return &obj_pages;
+	}
+	struct task *t = owner;
+	*count = &t->pw_count;
+	return &t->pw_pages;
+}
 
 unsigned long pagewait_live(void)
 {
@@ -74,12 +90,13 @@ static void entry_free(struct pw_page *p)
  * taken by a receiver (an orphan until that ends). */
 static void entry_release(struct pw_page *p)
 {
-	struct pw_page **pp = &p->task->pw_pages;
+	unsigned *count;
+	struct pw_page **pp = list_of(p->key.kind, p->key.owner, &count);
 	while (*pp != p)
 		pp = &(*pp)->next;
 	*pp = p->next;
 	p->next = NULL;
-	__atomic_sub_fetch(&p->task->pw_count, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(count, 1, __ATOMIC_RELAXED);
 	if (p->msg.state == N_QUEUED && ipc_notice_unqueue(p->msg.ep, &p->msg))
 		p->msg.state = N_REGISTERED;
 	if (p->msg.state == N_REGISTERED)
@@ -116,26 +133,26 @@ static void entry_end(struct pw_page *p, int v)
 		waiter_end(p, p->waiters, v);
 }
 
-int pagewait_enter(struct thread *me, struct task *t, uint64_t va)
+int pagewait_enter_key(struct thread *me, const struct pw_key *k)
 {
-	uint64_t page = va & ~(uint64_t)(PAGE_SIZE - 1);
 	unsigned long f = spin_lock_irqsave(&pw_lock);
-	struct pw_page *p = t->pw_pages;
-	while (p && p->page != page)
+	unsigned *count;
+	struct pw_page **head = list_of(k->kind, k->owner, &count);
+	struct pw_page *p = *head;
+	while (p && (p->key.owner != k->owner || p->key.page != k->page))
 		p = p->next;
 	for (int i = 0; !p && i < PW_POOL; i++) {
 		if (pool[i].used)
 			continue;
 		p = &pool[i];
 		p->used = 1;
-		p->task = t;
-		p->page = page;
+		p->key = *k;
 		p->msg.kind = NK_FAULT;
 		p->msg.state = N_REGISTERED;
-		p->next = t->pw_pages;
-		t->pw_pages = p;
+		p->next = *head;
+		*head = p;
 		pw_used++;
-		__atomic_add_fetch(&t->pw_count, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
 	}
 	if (p) {
 		me->pw = p;
@@ -200,15 +217,20 @@ static int in_ranges(uint64_t page, const struct pw_range *r, int n)
 	return 0;
 }
 
-long pagewait_wake(struct task *t, const struct pw_range *r, int nr, int verdict)
+int pagewait_obj_pending(void)
 {
-	if (!pagewait_pending(t))
-		return 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&obj_count, __ATOMIC_RELAXED) != 0;
+}
+
+long pagewait_wake_key(int kind, void *owner, const struct pw_range *r, int nr, int verdict)
+{
 	long n = 0;
+	unsigned *count;
 	unsigned long f = spin_lock_irqsave(&pw_lock);
-	for (struct pw_page *p = t->pw_pages, *next; p; p = next) {
+	for (struct pw_page *p = *list_of(kind, owner, &count), *next; p; p = next) {
 		next = p->next;
-		if (in_ranges(p->page, r, nr)) {
+		if (p->key.owner == owner && in_ranges(p->key.page, r, nr)) {
 			entry_end(p, verdict);
 			n++;
 		}

@@ -1,7 +1,10 @@
-/* Page waits (pagewait.c): threads blocked until a page of an address
- * space is fixed, and the one kernel message that asks a pager to fix it.
+/* Page waits (pagewait.c): threads blocked until a page is fixed, and
+ * the one kernel message that asks a pager to fix it.
  *
- * A wait is keyed by (task, page address). The first thread to wait on a
+ * A wait is keyed (struct pw_key) by a page of an address space (task,
+ * page address) or by a page of a memory object (object, generation and
+ * page offset: mobj.c), so the threads of every task faulting on one
+ * object page share its wait. The first thread to wait on a
  * page creates the page's entry and its message; later ones join it. A
  * commit that makes pages present wakes every thread waiting on a page of
  * its range (pagewait_wake_range), each with a verdict: 0 (retry the
@@ -23,7 +26,16 @@
  * and leaves (pagewait_leave) or sleeps (pagewait_sleep): a commit that
  * runs after the registration wakes me, one that ran before it is seen by
  * that look. */
-int pagewait_enter(struct thread *me, struct task *t, uint64_t va);
+enum { PW_TASK, PW_OBJECT };
+/* owner: the task (PW_TASK; page = the page's address) or the object
+ * (PW_OBJECT; page = whatever word the object's code names its page by). */
+struct pw_key { int kind; void *owner; uint64_t page; };
+int pagewait_enter_key(struct thread *me, const struct pw_key *k);
+static inline int pagewait_enter(struct thread *me, struct task *t, uint64_t va)
+{
+	struct pw_key k = { PW_TASK, t, va & ~(uint64_t)(PAGE_SIZE - 1) };
+	return pagewait_enter_key(me, &k);
+}
 
 /* Needs: me registered (pagewait_enter), no lock held, irqs on. Leave the
  * wait without sleeping. */
@@ -57,11 +69,26 @@ struct pw_range { uint64_t lo, hi; };
  * -E_INVAL), in one pass; the pages' entries go with their messages (a
  * queued one is taken back). Returns how many pages were waited on.
  * Costs one atomic load when t has no waiting thread. */
-long pagewait_wake(struct task *t, const struct pw_range *r, int n, int verdict);
+long pagewait_wake_key(int kind, void *owner, const struct pw_range *r, int n, int verdict);
+static inline long pagewait_wake(struct task *t, const struct pw_range *r, int n, int verdict)
+{
+	return pagewait_pending(t) ? pagewait_wake_key(PW_TASK, t, r, n, verdict) : 0;
+}
 static inline long pagewait_wake_range(struct task *t, uint64_t lo, uint64_t hi, int verdict)
 {
 	struct pw_range r = { lo, hi };
 	return pagewait_wake(t, &r, 1, verdict);
+}
+
+/* As pagewait_pending, for the waits on object pages (any object). */
+int pagewait_obj_pending(void);
+
+/* Needs: no lock but possibly mk_lock; called after the object's commit.
+ * pagewait_wake for the object pages [lo, hi) (key words) of owner. */
+static inline long pagewait_wake_obj(void *owner, uint64_t lo, uint64_t hi, int verdict)
+{
+	struct pw_range r = { lo, hi };
+	return pagewait_obj_pending() ? pagewait_wake_key(PW_OBJECT, owner, &r, 1, verdict) : 0;
 }
 
 /* Needs mk_lock; th->killed set (thread_kill_locked). If th sleeps in a

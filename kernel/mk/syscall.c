@@ -632,7 +632,7 @@ void syscall_dispatch(struct uframe *uf)
 	case SYS_DEVICE_INFO: r = sys_device_info(t, A(0), A(1), A(2)); break;
 	case SYS_DEVICE_CAPS: r = sys_device_caps(t, A(0), A(1), A(2), A(3)); break;
 	case SYS_DMA_ADDR: r = sys_dma_addr(t, A(0), A(1)); break;
-	case SYS_MOBJ_CREATE: r = sys_mobj_create(t, A(0), A(1), A(2)); break;
+	case SYS_MOBJ_CREATE: r = sys_mobj_create(t, A(0), A(1), A(2), A(3)); break;
 	case SYS_MOBJ_SUPPLY: r = sys_mobj_supply(t, A(0), A(1), A(2), A(3), A(4)); break;
 	case SYS_MOBJ_OP: r = sys_mobj_op(t, A(0), A(1), A(2), A(3)); break;
 	default: r = -E_NOSYS; break;

@@ -105,6 +105,8 @@ static inline long region_alloc_contig(long s, uint64_t va, unsigned order, unsi
 /* Memory objects (patina/mobj.h). */
 static inline long mobj_create(uint64_t npages, long dst, long ep)
 { return sc3(SYS_MOBJ_CREATE, (long)npages, dst, ep); }
+static inline long mobj_create_flags(uint64_t npages, long dst, long ep, unsigned flags)
+{ return sc6(SYS_MOBJ_CREATE, (long)npages, dst, ep, flags, 0, 0); }
 static inline long mobj_supply(long obj, uint64_t off, long src, uint64_t sva, long n)
 { return sc6(SYS_MOBJ_SUPPLY, obj, (long)off, src, (long)sva, n, 0); }
 static inline long mobj_op(long obj, unsigned op, uint64_t off, uint64_t n)

@@ -146,6 +146,14 @@ int mobj_range_ops(char *why);
 int mobj_bad_input(char *why);
 int mobj_teardown(char *why);
 int mobj_cost(char *why);
+/* Asynchronous object faults (mobj_async_tests.c, selftest names mobj_async_*). */
+int mobj_async_notice(char *why);
+int mobj_async_two_tasks(char *why);
+int mobj_async_supply_range(char *why);
+int mobj_async_ep_gone(char *why);
+int mobj_async_kill_waiter(char *why);
+int mobj_async_ops(char *why);
+int mobj_async_bad_flags(char *why);
 
 
 int mm_cow_fork(char *why);

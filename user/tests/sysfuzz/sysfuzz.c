@@ -49,8 +49,11 @@
  * oracle expects a MAP_OBJ through an object cap without R_MAP or the
  * page right asked, or a region cap without R_MAP or R_WRITE for a
  * writable map, a supply or range op without R_CONTROL, a supply from a
- * region cap without R_UNMAP, to be refused (E_PERM), and a cap of
- * another type named as an object to give E_BADCAP.
+ * region cap without R_UNMAP, to be refused (E_PERM), an asynchronous
+ * object (MOBJ_ASYNC) to need a pager cap with R_SEND (E_PERM) and a
+ * pager, unknown flag bits to be refused (E_INVAL), MOBJ_KILL to need
+ * R_CONTROL, and a cap of another type named as an object to give
+ * E_BADCAP.
  * It pins one heartbeat thread to each hart and ends the run if
  * a hart (or a child) stops making progress. It asks for each child's death notice (SYS_TASK_NOTIFY) on an
  * endpoint of its own, and after the round expects exactly one per child,
@@ -448,6 +451,8 @@ static void worker_fn(void *a)
 		if (nr == SYS_MOBJ_CREATE && rnd(&s) % 2) {
 			a0 = (long)(rnd(&s) % 64);          /* small: the quota lasts */
 			a2 = rnd(&s) % 2 ? SLOT_NONE : a2;
+			/* flags: mostly none, some MOBJ_ASYNC, some junk (E_INVAL) */
+			a3 = rnd(&s) % 4 ? 0 : rnd(&s) % 2 ? (long)MOBJ_ASYNC : (long)rnd(&s);
 		}
 		if (nr == SYS_MOBJ_SUPPLY && rnd(&s) % 2) {
 			a0 = obj_w;
@@ -458,7 +463,7 @@ static void worker_fn(void *a)
 		}
 		if (nr == SYS_MOBJ_OP && rnd(&s) % 2) {
 			a0 = obj_w;
-			a1 = (long)(rnd(&s) % 6);
+			a1 = (long)(rnd(&s) % 7);           /* 0, the ops, MOBJ_KILL, one past */
 			a2 = (long)(rnd(&s) % 10);
 			a3 = (long)(rnd(&s) % 10);
 		}
@@ -1289,7 +1294,7 @@ static void ck_mobj(uint64_t *s)
 	uint64_t va = OW_VA + (rnd(s) % 8) * 4096;
 	long r;
 	cap_delete(O_TMP);
-	switch (rnd(s) % 5) {
+	switch (rnd(s) % 6) {
 	case 0: {
 		/* MAP_OBJ through an object cap without R_MAP, R_READ, or
 		 * R_WRITE for a writable map */
@@ -1310,9 +1315,9 @@ static void ck_mobj(uint64_t *s)
 			note_mism(CK_SETUP, r);
 			return;
 		}
-		r = rnd(s) % 2 ? mobj_op(O_TMP, 1 + (unsigned)(rnd(s) % 4), rnd(s) % 8, 1)
+		r = rnd(s) % 2 ? mobj_op(O_TMP, MOBJ_INVALIDATE + (unsigned)(rnd(s) % 5), rnd(s) % 8, 1)
 			       : mobj_supply(O_TMP, rnd(s) % 8, O_REG, va, 1);
-		expect(CK_MOBJ, r, E_PERM, 0);
+		expect(CK_MOBJ, r, E_PERM, 0);      /* MOBJ_KILL among the ops */
 		break;
 	case 2:
 		/* a supply from a region cap without R_UNMAP */
@@ -1335,6 +1340,25 @@ static void ck_mobj(uint64_t *s)
 		expect_txn(CK_MOBJ, r, &o, E_PERM, 0);
 		break;
 	}
+	case 4:
+		/* an asynchronous object whose pager cap lacks R_SEND (E_PERM),
+		 * or with no pager or an unknown flag bit (E_INVAL) */
+		if (rnd(s) % 2) {
+			if ((r = cap_mint(O_P, O_TMP, R_RECV | R_GRANT, 0, 0, 0))) {
+				note_mism(CK_SETUP, r);
+				return;
+			}
+			cap_delete(O_RC);
+			r = mobj_create_flags(1, O_RC, O_TMP, MOBJ_ASYNC);
+			expect(CK_MOBJ, r, E_PERM, 0);
+		} else {
+			cap_delete(O_RC);
+			r = rnd(s) % 2 ? mobj_create_flags(1, O_RC, SLOT_NONE, MOBJ_ASYNC)
+				       : mobj_create_flags(1, O_RC, O_P, MOBJ_ASYNC << (1 + rnd(s) % 31));
+			expect(CK_MOBJ, r, E_INVAL, 0);
+		}
+		cap_delete(O_RC);
+		break;
 	default: {
 		/* a frame, an endpoint or a region cap named as an object */
 		static const long bad[3] = { O_FRAME, O_P, O_REG };
