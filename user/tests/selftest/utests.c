@@ -647,13 +647,14 @@ static int t_wait_rules(char *why)
 
 static int t_quota(char *why)
 {
-	/* A task with 64 frames of quota cannot fill 1 MiB (256 pages): it
-	 * dies of OOM. 64 leaves room for the child's image and page tables
-	 * under every paging mode (Sv57 adds a level). */
+	/* A task with 64 frames of quota (and its thread's kernel stack)
+	 * cannot fill 1 MiB (256 pages): it dies of OOM. 64 leaves room for
+	 * the child's image and page tables under every paging mode (Sv57
+	 * adds a level). */
 	struct kcounters before;
 	settled_counters(&before);
 	long st;
-	CHECK(run_child(ROLE_HOG, 64, &st) == 0, "spawn");
+	CHECK(run_child(ROLE_HOG, 64 + THREAD_KSTACK_FRAMES, &st) == 0, "spawn");
 	CHECK(st == EXIT_TRAP(TRAP_WRITE_FAULT) || st == 12 || st == 11, "quota child exit %ld", st);
 	CHECK(task_spawn_q(self_module(), ROLE_HOG, 40, QUOTA(0xffffffffL, 1, 0, 0), SLOT_NONE) == -E_QUOTA,
 	      "huge quota granted");
