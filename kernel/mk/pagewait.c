@@ -30,7 +30,10 @@
 #include "pagewait.h"
 #include "kstring.h"
 
-#define PW_POOL (MAX_THREADS + MAX_THREADS / 2)   /* waiting threads + orphans */
+/* One entry per thread struct (each waits on one page at most), and half
+ * as many again for orphans; an entry is 152 bytes, so at MAX_THREADS 4096
+ * the pool takes about 0.9 MiB. Full, a fault cannot wait (-E_NOMEM). */
+#define PW_POOL (MAX_THREADS + MAX_THREADS / 2)
 
 struct pw_page {
 	int used;
@@ -46,6 +49,7 @@ struct pw_page {
 static struct pw_page pool[PW_POOL];
 static spinlock_t pw_lock = SPINLOCK_INIT_CLASS(&lock_class_pagewait);
 static unsigned long pw_used, pw_threads;
+static int pw_hint;             /* under pw_lock: no free entry lies below it */
 
 unsigned long pagewait_live(void)
 {
@@ -67,6 +71,8 @@ static void entry_free(struct pw_page *p)
 {
 	memset(p, 0, sizeof *p);
 	pw_used--;
+	if (p - pool < pw_hint)
+		pw_hint = (int)(p - pool);
 }
 
 /* Needs pw_lock; p listed on its task and without waiters. Unlist it;
@@ -123,10 +129,11 @@ int pagewait_enter(struct thread *me, struct task *t, uint64_t va)
 	struct pw_page *p = t->pw_pages;
 	while (p && p->page != page)
 		p = p->next;
-	for (int i = 0; !p && i < PW_POOL; i++) {
+	for (int i = pw_hint; !p && i < PW_POOL; i++) {
 		if (pool[i].used)
 			continue;
 		p = &pool[i];
+		pw_hint = i + 1;
 		p->used = 1;
 		p->task = t;
 		p->page = page;
