@@ -72,10 +72,9 @@ KTEST(61, thread_stack_many)
  * made, charged THREAD_KSTACK_FRAMES, and the next refused. */
 KTEST(61, thread_stack_quota)
 {
-	struct thread *me = cur_thread();
-	if (!me || !me->task)
+	struct task *t = cur_thread() ? cur_thread()->task : NULL;
+	if (!t)
 		return 0;   /* run from the boot console: no task */
-	struct task *t = me->task;
 	unsigned long f = spin_lock_irqsave(&mk_lock);
 	long saved = t->frame_quota;
 	long u0 = quota_frames_used(t), room = u0 + (long)__atomic_load_n(&t->as.nr_frames, __ATOMIC_RELAXED) +

@@ -110,7 +110,7 @@ struct thread *thread_alloc(struct task *t, int *err)
 		t->threads = th;
 		t->nthreads++;
 	}
-	nlive++;
+	__atomic_store_n(&nlive, nlive + 1, __ATOMIC_RELAXED);   /* threads_live reads it unlocked */
 	free_hint = i + 1;
 	return th;
 }
@@ -124,7 +124,7 @@ void thread_put(struct thread *th)
 	if (th->refs == 0 && th->state == T_DEAD && !th->on_cpu) {
 		kstack_give_back(th);
 		th->state = T_FREE;
-		nlive--;
+		__atomic_store_n(&nlive, nlive - 1, __ATOMIC_RELAXED);
 		if (th->id < free_hint)
 			free_hint = th->id;
 	}

@@ -864,6 +864,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "plat_client_dies_mid_fault", plat_client_dies_mid_fault },
 	{ "plat_caps_2000", plat_caps_2000 },
 	{ "plat_spawn_args", plat_spawn_args },
+	{ "plat_threads_many", plat_threads_many },
 	{ "plat_file_4096_shared", plat_file_4096_shared },
 	{ "plat_pager_racing", plat_pager_racing },
 	{ "plat_pager_deferred_death", plat_pager_deferred_death },
@@ -974,6 +975,8 @@ int main(int argc, char **argv)
 {
 	if (spawn_arg() == ROLE_PLAT_SPAWN)
 		return plat_spawn_child(argc, argv);
+	if (spawn_arg() == ROLE_PLAT_THREADS)
+		return plat_threads_child();
 	if (spawn_arg())
 		return child_main((long)spawn_arg());
 	return cmd_selftest(argc, argv);
