@@ -1,10 +1,13 @@
-/* In-kernel tests of thread kernel stacks taken on demand (thread.c),
+/* In-kernel tests of thread kernel stacks taken on demand (thread.c):
+ * made and given back, refused by the frame quota, refused for want of
+ * memory (failalloc_here),
  * run by the user-level selftest (DBG_KTEST). */
 #include <patina/errno.h>
 #include "mk.h"
 #include "ktest.h"
 #include "arch.h"
 #include "frame.h"
+#include "failalloc.h"
 
 #define TS_MANY 1000
 
@@ -25,6 +28,20 @@ static void unmake(struct thread *th)
 	th->state = T_DEAD;
 	th->refs = 0;
 	thread_put(th);
+}
+
+/* Needs mk_lock. unmake for a thread thread_alloc made for task t: off
+ * t's list and counts, its stack's charge back, as thread_exit would. */
+static void unmake_user(struct task *t, struct thread *th)
+{
+	struct thread **pp = &t->threads;
+	while (*pp && *pp != th)
+		pp = &(*pp)->task_next;
+	if (*pp)
+		*pp = th->task_next;
+	t->nthreads--;
+	quota_release_frames(t, THREAD_KSTACK_FRAMES);
+	unmake(th);
 }
 
 /* TS_MANY kernel threads made at once: each has its own stack of
@@ -94,12 +111,8 @@ KTEST(61, thread_stack_quota)
 	t->frame_quota = saved;
 	struct thread *undo[] = { th1, th2, th3 };
 	for (unsigned i = 0; i < 3; i++)
-		if (undo[i]) {
-			t->threads = undo[i]->task_next;    /* made last: first on the list */
-			t->nthreads--;
-			quota_release_frames(t, THREAD_KSTACK_FRAMES);
-			unmake(undo[i]);
-		}
+		if (undo[i])
+			unmake_user(t, undo[i]);
 	long u4 = quota_frames_used(t);
 	spin_unlock_irqrestore(&mk_lock, f);
 	if (th1 || e1 != -E_QUOTA)
@@ -113,5 +126,38 @@ KTEST(61, thread_stack_quota)
 		return KFAIL("a second stack with room for one: %d (want -E_QUOTA)", e3);
 	if (u4 != u0 || threads_live() != live0)
 		return KFAIL("use %ld, live threads %lu after (before %ld, %lu)", u4, threads_live(), u0, live0);
+	return 0;
+}
+
+/* Out of memory for a user thread: no free struct (the first allocation
+ * thread_alloc counts fails), then no frames for its stack (the second):
+ * -E_NOMEM both times, and nothing made or charged: the live count, the
+ * task's threads and its frame use as before. */
+KTEST(61, thread_stack_nomem)
+{
+	struct task *t = cur_thread() ? cur_thread()->task : NULL;
+	if (!t)
+		return 0;   /* run from the boot console: no task */
+	int err[2] = { 0, 0 }, changed = -1;
+	unsigned long f = spin_lock_irqsave(&mk_lock);
+	long u0 = quota_frames_used(t);
+	unsigned long live0 = threads_live();
+	int n0 = t->nthreads;
+	struct thread *list0 = t->threads;
+	for (unsigned skip = 0; skip < 2; skip++) {
+		failalloc_here(skip);
+		struct thread *th = thread_alloc(t, &err[skip]);
+		failalloc_here_end();
+		if (th)
+			unmake_user(t, th);
+		if (changed < 0 && (th || threads_live() != live0 || t->nthreads != n0 || t->threads != list0 ||
+				    quota_frames_used(t) != u0))
+			changed = (int)skip;
+	}
+	spin_unlock_irqrestore(&mk_lock, f);
+	if (err[0] != -E_NOMEM || err[1] != -E_NOMEM)
+		return KFAIL("no struct: %d, no stack frames: %d (want -E_NOMEM both)", err[0], err[1]);
+	if (changed >= 0)
+		return KFAIL("%s: something was made or charged", changed ? "no stack frames" : "no struct");
 	return 0;
 }
