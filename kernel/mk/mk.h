@@ -765,6 +765,11 @@ void sched_handoff(struct rq *rq, struct thread *prev, struct thread *next)
 void mk_start(const char *command) __attribute__((noreturn));
 extern const char *mk_command;
 unsigned long threads_live(void);
+/* One past the highest thread struct index ever allocated: every struct
+ * from there on has never been used (scans of threads[] stop there; it
+ * only grows, and the lowest free struct is taken first, so it stays near
+ * the most threads ever alive at once). Any context. */
+int threads_end(void);
 unsigned long tasks_live(void);
 
 #define USER_STACK_TOP   0x40000000UL

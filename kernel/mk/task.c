@@ -403,7 +403,7 @@ void task_thread_left(struct thread *th)
  * is in flight on its address space: then it can be torn down. */
 static int reap_ready(struct task *t)
 {
-	for (int i = 0; i < MAX_THREADS; i++)
+	for (int i = 0, end = threads_end(); i < end; i++)
 		if (threads[i].task == t && __atomic_load_n(&threads[i].on_cpu, __ATOMIC_ACQUIRE))
 			return 0;
 	return __atomic_load_n(&t->as_users, __ATOMIC_SEQ_CST) == 0;
@@ -466,7 +466,7 @@ static void reap(struct task *t)
 	 * quota_return reads counts only frames still referenced elsewhere. */
 	shootdown_settle();
 	f = spin_lock_irqsave(&mk_lock);
-	for (int i = 0; i < MAX_THREADS; i++)
+	for (int i = 0, end = threads_end(); i < end; i++)
 		if (threads[i].task == t && threads[i].state == T_FREE)
 			threads[i].task = NULL;
 	struct task *p = t->parent;

@@ -15,14 +15,19 @@
 #include "frame.h"
 
 struct thread threads[MAX_THREADS];
-/* Under mk_lock: structs not T_FREE (threads_live), and an index no free
- * struct lies below (the next search starts there). */
+/* Under mk_lock: structs not T_FREE (threads_live), an index no free
+ * struct lies below (the next search starts there), and threads_end. */
 static unsigned long nlive;
-static int free_hint;
+static int free_hint, used_end;    /* used_end: threads_end */
 
 unsigned long threads_live(void)
 {
 	return __atomic_load_n(&nlive, __ATOMIC_RELAXED);
+}
+
+int threads_end(void)
+{
+	return __atomic_load_n(&used_end, __ATOMIC_ACQUIRE);
 }
 
 /* Needs mk_lock. A T_FREE struct that no hart is on, or NULL. */
@@ -112,6 +117,8 @@ struct thread *thread_alloc(struct task *t, int *err)
 	}
 	__atomic_store_n(&nlive, nlive + 1, __ATOMIC_RELAXED);   /* threads_live reads it unlocked */
 	free_hint = i + 1;
+	if (i >= used_end)
+		__atomic_store_n(&used_end, i + 1, __ATOMIC_RELEASE);
 	return th;
 }
 
