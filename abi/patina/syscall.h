@@ -26,7 +26,8 @@ enum patina_sys {
 	SYS_EP_CREATE,         /* (dst) */
 	SYS_FRAME_ALLOC,       /* (dst): one zeroed 4 KiB frame, charged to the quota */
 	SYS_THREAD_CREATE,     /* (task, pc, sp, arg, dst, prio<<16 | (hart+1)) hart 0 = any;
-	                        * prio 0..PRIO_USER_MAX (E_INVAL), at most the task's mcp (E_PERM) */
+	                        * prio 0..PRIO_USER_MAX (E_INVAL), at most the task's mcp (E_PERM);
+	                        * E_QUOTA: no thread quota, or no frame quota for its kernel stack */
 	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, quota, give; a6 = struct spawn_ext *
 	                        * or 0): new task from a boot module (kernel cap with R_CONTROL);
 	                        * quota = QUOTA(...) below, carved from the caller's; a copy of
