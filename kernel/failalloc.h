@@ -24,6 +24,13 @@ long failalloc_stop(void);
 void failalloc_report(void);             /* print the count (at power-off) */
 int failalloc_count(void);               /* slow path of failalloc_fail */
 
+/* In-kernel tests: the allocation this hart counts after `skip` more
+ * fails, whatever failalloc= says; other harts are not affected. Needs
+ * irqs off from here to failalloc_here_end, which drops a failure not yet
+ * made and restores the boot argument's own state. One hart at a time. */
+void failalloc_here(unsigned skip);
+void failalloc_here_end(void);
+
 /* Nonzero when this allocation must fail. Any context, any lock held. */
 static inline int failalloc_fail(void)
 {

@@ -57,7 +57,8 @@ struct cap_info {
 	                       * irq: lo the line; task: frames in use (data + PT pages,
 	                       * CSpace chunks), frame quota */
 	uint64_t objects;     /* task: the object quota it has left to use or carve, as a
-	                       * QUOTA() word (threads, endpoints, tasks; each at most 255) */
+	                       * QUOTA() word (threads, endpoints, tasks; threads at most
+	                       * QUOTA_THREADS_MAX, the others 255) */
 };
 
 /* A task's CSpace (cap table): slots 0 .. CSPACE_MAX_SLOTS - 1; any other

@@ -26,7 +26,8 @@ enum patina_sys {
 	SYS_EP_CREATE,         /* (dst) */
 	SYS_FRAME_ALLOC,       /* (dst): one zeroed 4 KiB frame, charged to the quota */
 	SYS_THREAD_CREATE,     /* (task, pc, sp, arg, dst, prio<<16 | (hart+1)) hart 0 = any;
-	                        * prio 0..PRIO_USER_MAX (E_INVAL), at most the task's mcp (E_PERM) */
+	                        * prio 0..PRIO_USER_MAX (E_INVAL), at most the task's mcp (E_PERM);
+	                        * E_QUOTA: no thread quota, or no frame quota for its kernel stack */
 	SYS_TASK_SPAWN,        /* (kernel, module, arg, dst, quota, give; a6 = struct spawn_ext *
 	                        * or 0): new task from a boot module (kernel cap with R_CONTROL);
 	                        * quota = QUOTA(...) below, carved from the caller's; a copy of
@@ -134,25 +135,31 @@ enum patina_trap {
 #define EXIT_IS_TRAP(st)   ((st) > 128 && (st) <= 128 + TRAP_OTHER)
 
 /* A spawned task's quota, carved from its parent's: frames (data frames,
- * page-table pages and metadata), and the kernel objects it may hold at
+ * page-table pages and metadata, and each live thread's kernel stack of
+ * THREAD_KSTACK_FRAMES frames), and the kernel objects it may hold at
  * once: threads, endpoints and child tasks (each child also carves its own
- * quota from ours). Every field must fit: frames < 2^32, others < 256. */
+ * quota from ours). Every field must fit: frames < 2^32, threads <=
+ * QUOTA_THREADS_MAX, others < 256. Threads take bits 32..39 (low) and
+ * 59..62 (high). */
+#define THREAD_KSTACK_FRAMES 4
+#define QUOTA_THREADS_MAX  4095
 #define QUOTA(frames, threads, endpoints, tasks) \
 	((long)(((unsigned long)(frames) & 0xffffffffUL) | ((unsigned long)(threads) & 0xff) << 32 | \
-		((unsigned long)(endpoints) & 0xff) << 40 | ((unsigned long)(tasks) & 0xff) << 48))
+		((unsigned long)(endpoints) & 0xff) << 40 | ((unsigned long)(tasks) & 0xff) << 48 | \
+		((unsigned long)(threads) >> 8 & 0xf) << 59))
 #define QUOTA_FRAMES(q)    ((long)((unsigned long)(q) & 0xffffffffUL))
-#define QUOTA_THREADS(q)   ((int)(((unsigned long)(q) >> 32) & 0xff))
+#define QUOTA_THREADS(q)   ((int)(((unsigned long)(q) >> 32 & 0xff) | ((unsigned long)(q) >> 59 & 0xf) << 8))
 #define QUOTA_ENDPOINTS(q) ((int)(((unsigned long)(q) >> 40) & 0xff))
 #define QUOTA_TASKS(q)     ((int)(((unsigned long)(q) >> 48) & 0xff))
 /* The child's maximum controlled priority (mcp): the highest priority any
  * of its threads may get (SYS_THREAD_CREATE refuses more with E_PERM).
- * Bits 56..59 hold mcp + 1; 0 means "the caller's own". An mcp above the
+ * Bits 56..58 hold mcp + 1; 0 means "the caller's own". An mcp above the
  * caller's is refused (E_PERM). User priorities are 0..PRIO_USER_MAX;
- * kernel threads run above all of them. */
+ * kernel threads run above all of them. Bit 63 must be 0 (E_INVAL). */
 #define PRIO_USER_MAX      3
-#define QUOTA_MCP(q, mcp)  ((long)((unsigned long)(q) | (((unsigned long)(mcp) + 1) & 0xf) << 56))
-#define QUOTA_MCP_FIELD(q) ((unsigned)(((unsigned long)(q) >> 56) & 0xf))
-#define QUOTA_VALID(q)     (((unsigned long)(q) >> 60) == 0)
+#define QUOTA_MCP(q, mcp)  ((long)((unsigned long)(q) | (((unsigned long)(mcp) + 1) & 0x7) << 56))
+#define QUOTA_MCP_FIELD(q) ((unsigned)(((unsigned long)(q) >> 56) & 0x7))
+#define QUOTA_VALID(q)     (((unsigned long)(q) >> 63) == 0)
 
 /* SYS_DEBUG operations (kernel cap: R_READ for the queries, R_WRITE for
  * DBG_KTEST and DBG_KCMD). */

@@ -169,7 +169,7 @@ static void fail_queued(struct endpoint *e, long err, int all)
  * A scan of the thread pool: only at an endpoint's death. */
 static void fail_reply_waits(struct endpoint *e)
 {
-	for (int i = 0; i < MAX_THREADS; i++) {
+	for (int i = 0, end = threads_end(); i < end; i++) {
 		struct thread *th = &threads[i];
 		if (__atomic_load_n(&th->ep, __ATOMIC_ACQUIRE) == e && th->block == B_REPLY) {
 			set_result(th, -E_DEAD);
@@ -747,7 +747,7 @@ void ipc_timeouts_tick(uint64_t now)
 {
 	if (this_cpu()->index != 0 || !__atomic_load_n(&timed_waits, __ATOMIC_ACQUIRE))
 		return;
-	for (int i = 0; i < MAX_THREADS; i++) {
+	for (int i = 0, end = threads_end(); i < end; i++) {
 		struct thread *th = &threads[i];
 		uint64_t d = __atomic_load_n(&th->deadline, __ATOMIC_RELAXED);
 		struct endpoint *e = __atomic_load_n(&th->ep, __ATOMIC_ACQUIRE);

@@ -48,11 +48,12 @@
 #include "spinlock.h"
 #include "cpu.h"
 
-#define MAX_THREADS   192
+#define MAX_THREADS   4096  /* structs only: a live thread's stack is taken on demand */
 #define MAX_TASKS     64
 #define MAX_ENDPOINTS 256
 #define KTHREADS_RESERVED 8   /* thread structs init's quota leaves to kernel threads */
-#define THREAD_KSTACK 16384
+#define THREAD_KSTACK (THREAD_KSTACK_FRAMES * 4096)   /* THREAD_KSTACK_FRAMES: patina/syscall.h */
+_Static_assert(MAX_THREADS - 1 <= QUOTA_THREADS_MAX, "a thread quota word holds every thread");
 /* Priority levels, higher runs first. User threads get 0..PRIO_USER_MAX,
  * each no higher than its task's maximum controlled priority (mcp,
  * carved from the parent's); kernel threads (the reaper) run above every
@@ -459,6 +460,7 @@ int quota_charge_frames(struct task *t, long n);      /* -E_QUOTA if n more fram
 void quota_release_frames(struct task *t, long n);
 long quota_frames_used(struct task *t);               /* exact: less the per-hart reserves */
 void quota_reclaim(struct task *t);                   /* every hart's reserve back to the shared count */
+int quota_charge_locked(struct task *t, long n);      /* under mk_lock: no shootdown wait */
 int quota_charge_pt(struct task *t, long n);          /* PT frames: shared count only, see task.c */
 void quota_release_pt(struct task *t, long n);
 int quota_init(void);                                 /* the per-hart reserves; 0 or -E_NOMEM */
@@ -769,6 +771,11 @@ void sched_handoff(struct rq *rq, struct thread *prev, struct thread *next)
 void mk_start(const char *command) __attribute__((noreturn));
 extern const char *mk_command;
 unsigned long threads_live(void);
+/* One past the highest thread struct index ever allocated: every struct
+ * from there on has never been used (scans of threads[] stop there; it
+ * only grows, and the lowest free struct is taken first, so it stays near
+ * the most threads ever alive at once). Any context. */
+int threads_end(void);
 unsigned long tasks_live(void);
 
 #define USER_STACK_TOP   0x40000000UL

@@ -33,7 +33,10 @@
 #include "pagewait.h"
 #include "kstring.h"
 
-#define PW_POOL (MAX_THREADS + MAX_THREADS / 2)   /* waiting threads + orphans */
+/* One entry per thread struct (each waits on one page at most), and half
+ * as many again for orphans; an entry is 152 bytes, so at MAX_THREADS 4096
+ * the pool takes about 0.9 MiB. Full, a fault cannot wait (-E_NOMEM). */
+#define PW_POOL (MAX_THREADS + MAX_THREADS / 2)
 
 struct pw_page {
 	int used;
@@ -62,6 +65,7 @@ static struct pw_page **list_of(int kind, void *owner, unsigned **count)
 	*count = &t->pw_count;
 	return &t->pw_pages;
 }
+static int pw_hint;             /* under pw_lock: no free entry lies below it */
 
 unsigned long pagewait_live(void)
 {
@@ -83,6 +87,8 @@ static void entry_free(struct pw_page *p)
 {
 	memset(p, 0, sizeof *p);
 	pw_used--;
+	if (p - pool < pw_hint)
+		pw_hint = (int)(p - pool);
 }
 
 /* Needs pw_lock; p listed on its task and without waiters. Unlist it;
@@ -141,10 +147,11 @@ int pagewait_enter_key(struct thread *me, const struct pw_key *k)
 	struct pw_page *p = *head;
 	while (p && (p->key.owner != k->owner || p->key.page != k->page))
 		p = p->next;
-	for (int i = 0; !p && i < PW_POOL; i++) {
+	for (int i = pw_hint; !p && i < PW_POOL; i++) {
 		if (pool[i].used)
 			continue;
 		p = &pool[i];
+		pw_hint = i + 1;
 		p->used = 1;
 		p->key = *k;
 		p->msg.kind = NK_FAULT;

@@ -228,7 +228,8 @@ void sched_unload_all(struct rq *rq)
  * in thread_first_run); irqs off. prev's stack is free now: clear its
  * on_cpu (release: the old hart's last writes to it are visible to whoever
  * runs it next). If it was made runnable while we were still on it
- * (ONCPU_REQUEUE), queue it now; a dead one may go back to the pool. */
+ * (ONCPU_REQUEUE), queue it now; a dead one may go back to the pool, its
+ * kernel stack freed with it (no hart is on that stack any more). */
 void sched_finish_switch(struct kctx *pctx)
 {
 	struct thread *prev = (struct thread *)pctx;

@@ -129,10 +129,10 @@ static long sys_cap_info(struct task *t, long slot, uint64_t uout)
 					   (long)__atomic_load_n(&k->as.nr_frames, __ATOMIC_RELAXED));
 			ci.hi = (uint64_t)k->frame_quota;
 			ci.badge = (uint64_t)cspace_extent(k);
-			/* Objects: each field saturates at 255, the most a quota word carves. */
+			/* Objects: each field saturates at the most a quota word carves. */
 			int th = k->thread_quota - k->threads_used, ep = k->ep_quota - k->eps_used,
 			    tk = k->task_quota - k->tasks_used;
-			ci.objects = (uint64_t)QUOTA(0, th > 255 ? 255 : th, ep > 255 ? 255 : ep,
+			ci.objects = (uint64_t)QUOTA(0, th > QUOTA_THREADS_MAX ? QUOTA_THREADS_MAX : th, ep > 255 ? 255 : ep,
 						   tk > 255 ? 255 : tk);
 		}
 		if (c->type == CAP_MOBJ)

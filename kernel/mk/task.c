@@ -162,6 +162,20 @@ void quota_release_pt(struct task *t, long n)
 	__atomic_sub_fetch(&t->pt_resv, n, __ATOMIC_RELAXED);
 }
 
+/* quota_charge_frames for a caller holding mk_lock (a thread's kernel
+ * stack): the same check, every hart's reserve taken back before a
+ * refusal, but no wait for frames parked behind a TLB shootdown (that
+ * waits on other harts, which may be spinning on mk_lock). So a refusal
+ * can come while some of t's released frames are still parked. 0, or
+ * -E_QUOTA with nothing charged. */
+int quota_charge_locked(struct task *t, long n)
+{
+	if (!shared_charge(t, n))
+		return 0;
+	quota_reclaim(t);
+	return shared_charge(t, n);
+}
+
 /* Charge n (>= 0) more frames to t: 0, or -E_QUOTA (nothing charged) when
  * data frames + PT pages + reserved PT frames would pass the quota. Lock
  * free (atomics), so fault and transaction paths may call it (core PT
@@ -390,7 +404,7 @@ void task_thread_left(struct thread *th)
  * is in flight on its address space: then it can be torn down. */
 static int reap_ready(struct task *t)
 {
-	for (int i = 0; i < MAX_THREADS; i++)
+	for (int i = 0, end = threads_end(); i < end; i++)
 		if (threads[i].task == t && __atomic_load_n(&threads[i].on_cpu, __ATOMIC_ACQUIRE))
 			return 0;
 	return __atomic_load_n(&t->as_users, __ATOMIC_SEQ_CST) == 0;
@@ -454,7 +468,7 @@ static void reap(struct task *t)
 	 * quota_return reads counts only frames still referenced elsewhere. */
 	shootdown_settle();
 	f = spin_lock_irqsave(&mk_lock);
-	for (int i = 0; i < MAX_THREADS; i++)
+	for (int i = 0, end = threads_end(); i < end; i++)
 		if (threads[i].task == t && threads[i].state == T_FREE)
 			threads[i].task = NULL;
 	struct task *p = t->parent;

@@ -1,70 +1,125 @@
-/* Threads: a static pool, each with its own kernel stack whose top holds
- * the user registers (struct uframe). */
+/* Threads: a static pool of thread structs; each live one has its own
+ * kernel stack, THREAD_KSTACK_FRAMES contiguous frames taken at
+ * thread_alloc and given back when the struct returns to the pool. The
+ * stack's top holds the user registers (struct uframe). Stacks are
+ * reached through the kernel's direct map, which maps every frame at all
+ * times: the trap entry and the IPC fast path may touch any thread's
+ * stack without a fault. A user thread's stack counts in its task's frame
+ * quota from its creation to its exit, as its thread quota does. */
 #include "mk.h"
 #include "pagewait.h"
 #include "arch.h"
 #include "kstring.h"
 #include "panic.h"
 #include "failalloc.h"
+#include "frame.h"
 
 struct thread threads[MAX_THREADS];
-static uint8_t kstacks[MAX_THREADS][THREAD_KSTACK] __attribute__((aligned(16)));
+/* Under mk_lock: structs not T_FREE (threads_live), an index no free
+ * struct lies below (the next search starts there), and threads_end. */
+static unsigned long nlive;
+static int free_hint, used_end;    /* used_end: threads_end */
 
 unsigned long threads_live(void)
 {
-	unsigned long n = 0;
-	for (int i = 0; i < MAX_THREADS; i++)
-		if (threads[i].state != T_FREE)
-			n++;
-	return n;
+	return __atomic_load_n(&nlive, __ATOMIC_RELAXED);
+}
+
+int threads_end(void)
+{
+	return __atomic_load_n(&used_end, __ATOMIC_ACQUIRE);
+}
+
+/* Needs mk_lock. A T_FREE struct that no hart is on, or NULL. */
+static struct thread *free_struct(void)
+{
+	for (int i = failalloc_fail() ? MAX_THREADS : free_hint; i < MAX_THREADS; i++)
+		if (threads[i].state == T_FREE && !threads[i].on_cpu)
+			return &threads[i];
+	return NULL;
+}
+
+/* Needs mk_lock. A kernel stack for a thread of t (NULL: a kernel thread),
+ * charged to t's frame quota: 0 and its base in *stack, or -E_QUOTA /
+ * -E_NOMEM with nothing charged or taken. */
+static int kstack_take(struct task *t, uint8_t **stack)
+{
+	paddr_t pa;
+	if (t && quota_charge_locked(t, THREAD_KSTACK_FRAMES))
+		return -E_QUOTA;
+	if (frame_alloc_run_aligned(THREAD_KSTACK_FRAMES, &pa)) {
+		if (t)
+			quota_release_frames(t, THREAD_KSTACK_FRAMES);
+		return -E_NOMEM;
+	}
+	*stack = phys_to_virt(pa);
+	return 0;
+}
+
+/* Needs mk_lock; no hart is on th's stack (on_cpu 0) and nothing will
+ * touch it again. Its frames back to the allocator (the quota charge went
+ * back at the thread's exit). */
+static void kstack_give_back(struct thread *th)
+{
+	paddr_t pa = virt_to_phys(th->kstack);
+	for (unsigned i = 0; i < THREAD_KSTACK_FRAMES; i++)
+		if (frame_free(pa + (paddr_t)i * FRAME_SIZE))
+			panic("thread %d: its kernel stack was not allocated", th->id);
+	th->kstack = NULL;
+	th->uf = NULL;
 }
 
 /* Needs mk_lock. A fresh thread (state T_BLOCKED, one "alive" reference)
- * bound to task t (or a kernel thread when t is NULL), or NULL with *err:
- * -E_QUOTA when t's thread quota (its live threads plus what it carved for
- * its children) is used up, -E_NOMEM when the pool is empty. */
+ * bound to task t (or a kernel thread when t is NULL), with its own kernel
+ * stack, or NULL with *err and nothing changed: -E_QUOTA when t's thread
+ * quota (its live threads plus what it carved for its children) is used
+ * up or its frame quota has no room for the stack, -E_NOMEM when the
+ * pool is empty or no frames are left for the stack. */
 struct thread *thread_alloc(struct task *t, int *err)
 {
 	if (t && t->nthreads + t->threads_used >= t->thread_quota) {
 		*err = -E_QUOTA;
 		return NULL;
 	}
-	for (int i = failalloc_fail() ? MAX_THREADS : 0; i < MAX_THREADS; i++) {
-		struct thread *th = &threads[i];
-		if (th->state != T_FREE || th->on_cpu)
-			continue;
-		uint32_t gen = th->gen + 1;
-		uint64_t seq = th->call_seq;    /* calls of every incarnation differ */
-		memset(th, 0, sizeof *th);
-		th->gen = gen;
-		th->call_seq = seq;
-		th->id = i;
-		th->state = T_BLOCKED;
-		th->block = B_BORN;
-		th->prio = PRIO_DEFAULT;
-		th->affinity = -1;
-		th->last_cpu = -1;
-		th->refs = 1;
-		th->task = t;
-		th->task_gen = t ? t->gen : 0;
-		th->kstack = kstacks[i];
-		th->uf = (struct uframe *)(kstacks[i] + THREAD_KSTACK) - 1;
-		th->xfer_slot = SLOT_NONE;
-		th->recv_slot = SLOT_NONE;
-		/* Runnable from birth: a thread killed before it was started
-		 * still goes through thread_first_run and exits cleanly. */
-		memset(&th->uf->tf, 0, sizeof th->uf->tf);
-		arch_kctx_init(&th->ctx, th->uf);
-		th->ctx_fresh = 0;
-		if (t) {
-			th->task_next = t->threads;
-			t->threads = th;
-			t->nthreads++;
-		}
-		return th;
+	struct thread *th = free_struct();
+	uint8_t *stack;
+	*err = th ? kstack_take(t, &stack) : -E_NOMEM;
+	if (*err)
+		return NULL;
+	int i = (int)(th - threads);
+	uint32_t gen = th->gen + 1;
+	uint64_t seq = th->call_seq;    /* calls of every incarnation differ */
+	memset(th, 0, sizeof *th);
+	th->gen = gen;
+	th->call_seq = seq;
+	th->id = i;
+	th->state = T_BLOCKED;
+	th->block = B_BORN;
+	th->prio = PRIO_DEFAULT;
+	th->affinity = -1;
+	th->last_cpu = -1;
+	th->refs = 1;
+	th->task = t;
+	th->task_gen = t ? t->gen : 0;
+	th->kstack = stack;
+	th->uf = (struct uframe *)(stack + THREAD_KSTACK) - 1;
+	th->xfer_slot = SLOT_NONE;
+	th->recv_slot = SLOT_NONE;
+	/* Runnable from birth: a thread killed before it was started
+	 * still goes through thread_first_run and exits cleanly. */
+	memset(&th->uf->tf, 0, sizeof th->uf->tf);
+	arch_kctx_init(&th->ctx, th->uf);
+	th->ctx_fresh = 0;
+	if (t) {
+		th->task_next = t->threads;
+		t->threads = th;
+		t->nthreads++;
 	}
-	*err = -E_NOMEM;
-	return NULL;
+	__atomic_store_n(&nlive, nlive + 1, __ATOMIC_RELAXED);   /* threads_live reads it unlocked */
+	free_hint = i + 1;
+	if (i >= used_end)
+		__atomic_store_n(&used_end, i + 1, __ATOMIC_RELEASE);
+	return th;
 }
 
 /* Needs mk_lock; the caller already dropped its reference. A dead thread
@@ -73,8 +128,13 @@ struct thread *thread_alloc(struct task *t, int *err)
  * struct is reused, so dead threads never pin pool slots. */
 void thread_put(struct thread *th)
 {
-	if (th->refs == 0 && th->state == T_DEAD && !th->on_cpu)
+	if (th->refs == 0 && th->state == T_DEAD && !th->on_cpu) {
+		kstack_give_back(th);
 		th->state = T_FREE;
+		__atomic_store_n(&nlive, nlive - 1, __ATOMIC_RELAXED);
+		if (th->id < free_hint)
+			free_hint = th->id;
+	}
 }
 
 /* Set up a user thread's first registers and make it runnable.
@@ -176,6 +236,7 @@ void thread_exit(void)
 		if (*pp)
 			*pp = th->task_next;
 		t->nthreads--;
+		quota_release_frames(t, THREAD_KSTACK_FRAMES);   /* with its thread quota */
 		if (t->nthreads == 0)
 			task_exit(t, t->state == TASK_ALIVE ? 0 : t->exit_status);
 	}

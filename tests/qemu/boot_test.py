@@ -68,6 +68,21 @@ def restore_ratio_error(lines, least):
     return None
 
 
+ASYNC_RE = re.compile(r"^restore: async, (\d+) threads, (\d+) faults outstanding at most, ")
+
+
+def restore_outstanding_error(lines, least):
+    """None if the last `restore: async` line (restoredemo --async) names at
+    least `least` faults outstanding at once; else why not."""
+    found = [m for m in (ASYNC_RE.match(ln) for ln in lines) if m]
+    if not found:
+        return "no 'restore: async, T threads, K faults outstanding at most' line"
+    most = int(found[-1].group(2))
+    if most < least:
+        return "restore: %d faults outstanding at most, want at least %d" % (most, least)
+    return None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     pq.add_boot_args(p)
@@ -96,6 +111,9 @@ def main():
     p.add_argument("--restore-min-ratio", type=float, metavar="R",
                    help="the last `restore:` line (restoredemo) names at least R pages "
                    "per fault")
+    p.add_argument("--restore-min-outstanding", type=int, metavar="K",
+                   help="the last `restore: async` line (restoredemo --async) names at "
+                   "least K faults outstanding at once")
     p.add_argument("extra", nargs="*")
     opts = p.parse_args()
     for path in opts.expect_lines_from:
@@ -143,6 +161,10 @@ def main():
             errors.append("no line contains %r" % want_line)
     if opts.restore_min_ratio is not None:
         why = restore_ratio_error(run.lines, opts.restore_min_ratio)
+        if why:
+            errors.append(why)
+    if opts.restore_min_outstanding is not None:
+        why = restore_outstanding_error(run.lines, opts.restore_min_outstanding)
         if why:
             errors.append(why)
     for spec in opts.expect_bench:

@@ -37,7 +37,7 @@
 #define RS_HELLO 1
 #define RS_DONE  2
 #define RS_THREAD_DONE 3          /* an async client's thread finished its slice */
-#define RS_THREADS_MAX 128
+#define RS_THREADS_MAX 4000
 #define PG    4096UL
 #define BLOCK (512 * PG)
 
@@ -302,7 +302,7 @@ int cmd_restoredemo(int argc, char **argv)
 	unsigned long mib = 64, threads = 0;
 	if (rs_args(argc, argv, &mode, &mib, &threads))
 		return prog_usage("restoredemo [--mode one|batch|huge] [--mib M] [--async [--threads T]]"
-				  "  (M even, 2..1024; T 1..128, default 64)");
+				  "  (M even, 2..1024; T 1..4000, default 64)");
 	struct rs_pager rp = { .mode = mode, .pages = mib * 256, .threads = (unsigned)threads,
 			       .active = (unsigned)threads };
 	struct pager pg;
@@ -326,8 +326,11 @@ int cmd_restoredemo(int argc, char **argv)
 	pager_set_async(&pg, threads != 0);
 	if ((r = cap_mint(pg.ep, ctl, R_SEND, RS_BADGE, 0, 0)))
 		goto out;
-	/* The client holds the restored pages and their page tables. */
-	long cq = QUOTA(rp.pages + rp.pages / 256 + 256 + 8 * threads, 2 + (int)threads, 2, 0);
+	/* The client holds the restored pages and their page tables, and
+	 * its threads their stacks (user: a page or two of each 64 KiB
+	 * window, and the CSpace for their caps; kernel: THREAD_KSTACK_FRAMES). */
+	long cq = QUOTA(rp.pages + rp.pages / 256 + 256 + (8 + THREAD_KSTACK_FRAMES) * (2 + threads),
+			2 + (int)threads, 2, 0);
 	if ((r = task_spawn_q(self_module(), ROLE_RESTORE, task, cq, ctl)))
 		goto out;
 	spawned = 1;

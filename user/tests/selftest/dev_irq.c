@@ -309,7 +309,7 @@ int dev_irq_binder_death(char *why)
 	struct spawn_ext ext = { .args = NULL, .args_len = 0, .kernel = SLOT_KERNEL,
 				 .console = SLOT_NONE };
 	long r = sc7(SYS_TASK_SPAWN, SLOT_KERNEL, self_module(),
-		     ROLE_DEV_IRQ_BINDER | idx << 8, task, QUOTA(SELF_CHILD_FRAMES, 2, 2, 0), ep, (long)&ext);
+		     ROLE_DEV_IRQ_BINDER | idx << 8, task, QUOTA(SELF_CHILD_FRAMES + 2 * THREAD_KSTACK_FRAMES, 2, 2, 0), ep, (long)&ext);
 	CK(r == 0, "spawn the binder: %s", err_name(r));
 	struct sysret m;
 	r = recv_for(ep, MSG_WAIT_US, &m);

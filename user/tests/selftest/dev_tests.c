@@ -462,19 +462,19 @@ int dev_reset_on_death(char *why)
 	nogrant = mint(mm, R_READ | R_WRITE | R_DMA, d.base, d.base + d.size);
 	CK(nogrant >= 0, "mint without R_GRANT");
 	long st = -1;
-	long r = spawn_wait(ROLE_DEV_DRIVER, QUOTA(SELF_CHILD_FRAMES, 1, 0, 0), nogrant, &st);
+	long r = spawn_wait(ROLE_DEV_DRIVER, QUOTA(SELF_CHILD_FRAMES + THREAD_KSTACK_FRAMES, 1, 0, 0), nogrant, &st);
 	CK(r == -E_PERM, "spawn handing over an MMIO cap without R_GRANT: %ld", r);
 	/* Without R_DMA: the device stays as the driver left it. */
 	nodma = mint(mm, R_READ | R_WRITE | R_GRANT, d.base, d.base + d.size);
 	CK(nodma >= 0, "mint without R_DMA");
-	r = spawn_wait(ROLE_DEV_DRIVER, QUOTA(SELF_CHILD_FRAMES, 1, 0, 0), nodma, &st);
+	r = spawn_wait(ROLE_DEV_DRIVER, QUOTA(SELF_CHILD_FRAMES + THREAD_KSTACK_FRAMES, 1, 0, 0), nodma, &st);
 	CK(r == 0 && st == 3, "driver without R_DMA: spawn %ld, status %ld", r, st);
 	CK(map_dev(SLOT_SELF_AS, mm, DV_VA, DV_PG, PROT_R | PROT_W) == 0, "map the window");
 	CK(rd32(DV_VA + VIRTIO_STATUS) == 3, "status %u after a driver without R_DMA died",
 	   rd32(DV_VA + VIRTIO_STATUS));
 	*(volatile uint32_t *)(DV_VA + VIRTIO_STATUS) = 0;
 	/* With R_DMA: reset at its death. */
-	r = spawn_wait(ROLE_DEV_DRIVER, QUOTA(SELF_CHILD_FRAMES, 1, 0, 0), mm, &st);
+	r = spawn_wait(ROLE_DEV_DRIVER, QUOTA(SELF_CHILD_FRAMES + THREAD_KSTACK_FRAMES, 1, 0, 0), mm, &st);
 	CK(r == 0 && st == 3, "driver with R_DMA: spawn %ld, status %ld", r, st);
 	CK(rd32(DV_VA + VIRTIO_STATUS) == 0, "status %u after a driver with R_DMA died",
 	   rd32(DV_VA + VIRTIO_STATUS));

@@ -313,11 +313,12 @@ int pg_task_create(char *why)
 	long tc = slot_alloc(), rc = slot_alloc(), th = slot_alloc(), f = slot_alloc(), nc = slot_alloc();
 	long r;
 	/* Refusals change nothing. */
-	CHECK((r = pg_task_new(SLOT_SELF_TASK, tc, 1L << 60)) == -E_INVAL, "stray quota bits: %ld", r);
+	CHECK((r = pg_task_new(SLOT_SELF_TASK, tc, (long)(1UL << 63))) == -E_INVAL, "stray quota bits: %ld", r);
 	CHECK((r = pg_task_new(SLOT_SELF_TASK, tc, QUOTA(8, 1, 0, 0))) == -E_INVAL, "8 frames: %ld", r);
 	CHECK((r = pg_task_new(SLOT_SELF_TASK, tc, QUOTA(0xffffffffL, 1, 0, 0))) == -E_QUOTA,
 	      "huge quota: %ld", r);
-	CHECK((r = pg_task_new(SLOT_SELF_TASK, tc, QUOTA(64, 255, 0, 0))) == -E_QUOTA, "255 threads: %ld", r);
+	CHECK((r = pg_task_new(SLOT_SELF_TASK, tc, QUOTA(64, QUOTA_THREADS_MAX, 0, 0))) == -E_QUOTA,
+	      "%d threads: %ld", QUOTA_THREADS_MAX, r);
 	CHECK((r = pg_task_new(SLOT_SELF_TASK, SLOT_SELF_AS, QUOTA(64, 1, 0, 0))) == -E_EXIST,
 	      "full dst: %ld", r);
 	CHECK(cap_mint(SLOT_SELF_TASK, nc, R_READ, 0, 0, 0) == 0, "mint");

@@ -32,16 +32,16 @@
  * client's region cap); a later pager_resume says -E_DEAD. A second client
  * is then served normally.
  *
- * plat_pager_1000_deferred: one pager holds every fault the kernel's
- * thread limit allows at once and answers them in reverse order. A fault
- * is a thread blocked in a call, so outstanding faults can never exceed
- * live threads: MAX_THREADS is 192 kernel-wide (kernel/mk/mk.h) and our
- * thread quota is less (init keeps KTHREADS_RESERVED for kernel threads,
- * the shell a few of its own). 1000 cannot be reached; the test takes
- * every thread it may still create (the lesser of its quota and the free
- * thread structs), spreads them over PP_MANY_CLIENTS clients, has every
- * one of them fault on its own page, and asserts that all of them (at
- * least PP_MANY_MIN) are held at once, each by a reply cap of ours; then
+ * plat_pager_1000_deferred: one pager holds hundreds of faults at once
+ * and answers them in reverse order. A fault is a thread blocked in a
+ * call, so outstanding faults can never exceed live threads: MAX_THREADS
+ * is 4096 kernel-wide (kernel/mk/mk.h) and our thread quota is less (init
+ * keeps KTHREADS_RESERVED for kernel threads, the shell a few of its
+ * own). The test takes PP_MANY_WANT threads (fewer only if its quota or
+ * the free thread structs say so; more would only slow the 8-hart boots,
+ * the boot test restoredemo-async-2048 holds 2048), spreads them over PP_MANY_CLIENTS
+ * clients, has every one of them fault on its own page, and asserts that
+ * all of them (at least PP_MANY_MIN) are held at once, each by a reply cap of ours; then
  * it supplies each page and resumes, last fault first, and every thread
  * reads its page right. plat_pager_async_deferred does the same with the
  * clients attached asynchronously: no reply cap at all, and one supply
@@ -73,8 +73,9 @@
 #define PP_RACE_ROUNDS 4
 #define PP_RACE_KEY 0x7261636500000000ULL
 #define PP_MANY_CLIENTS 4
-#define PP_MANY_MIN 100                 /* what the thread limits leave us, at the least */
-#define PP_KERNEL_MAX_THREADS 192       /* MAX_THREADS, kernel/mk/mk.h */
+#define PP_MANY_WANT 400
+#define PP_MANY_MIN 400                 /* what the thread limits leave us, at the least */
+#define PP_KERNEL_MAX_THREADS 4096      /* MAX_THREADS, kernel/mk/mk.h */
 
 /* ---------------- the clients ---------------- */
 
@@ -744,6 +745,7 @@ static int many_deferred(char *why, int async)
 	CK(cap_info(SLOT_SELF_TASK, &ci) == 0, "cap_info");
 	long quota = QUOTA_THREADS(ci.objects), free_structs = PP_KERNEL_MAX_THREADS - (long)before.threads;
 	long avail = quota < free_structs ? quota : free_structs;
+	avail = avail < PP_MANY_WANT ? avail : PP_MANY_WANT;
 	CK(avail >= PP_MANY_MIN, "only %ld threads to fault with (quota %ld, free structs %ld)", avail, quota,
 	   free_structs);
 	mf.want = (unsigned)avail;
@@ -757,8 +759,8 @@ static int many_deferred(char *why, int async)
 		mf.pages[k] = avail / PP_MANY_CLIENTS + (k < (unsigned)(avail % PP_MANY_CLIENTS));
 		CK(mf.pages[k] <= PP_MANY_PAGES_MAX, "%ld threads for one client", mf.pages[k]);
 		/* Its image and stack, and a few pages for each thread's stack
-		 * and page tables. */
-		long q = QUOTA(96 + 4 * mf.pages[k], mf.pages[k], 1, 0);
+		 * and page tables, and its kernel stack. */
+		long q = QUOTA(96 + (4 + THREAD_KSTACK_FRAMES) * mf.pages[k], mf.pages[k], 1, 0);
 		CK((r = pp_spawn(k, ROLE_PP_MANY | (uint64_t)mf.pages[k] << 8, q)) == 0, "spawn client %u: %s", k,
 		   err_name(r));
 	}

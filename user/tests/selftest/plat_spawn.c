@@ -34,7 +34,7 @@ int plat_spawn_child(int argc, char **argv)
 
 static long spawn_ext_raw(long role, long dst, const struct spawn_ext *e)
 {
-	return sc7(SYS_TASK_SPAWN, SLOT_KERNEL, self_module(), role, dst, QUOTA(SELF_CHILD_FRAMES, 2, 1, 0), SLOT_NONE,
+	return sc7(SYS_TASK_SPAWN, SLOT_KERNEL, self_module(), role, dst, QUOTA(SELF_CHILD_FRAMES + 2 * THREAD_KSTACK_FRAMES, 2, 1, 0), SLOT_NONE,
 		   (long)e);
 }
 
@@ -70,7 +70,7 @@ int plat_spawn_args(char *why)
 		CK(r == bad[i].want, "%s: %ld, want %ld", bad[i].what, r, bad[i].want);
 		CK(cap_info(task, &ci) == -E_BADCAP, "%s: left a task cap", bad[i].what);
 	}
-	long r = sc7(SYS_TASK_SPAWN, SLOT_KERNEL, self_module(), ROLE_PLAT_SPAWN, task, QUOTA(SELF_CHILD_FRAMES, 2, 1, 0),
+	long r = sc7(SYS_TASK_SPAWN, SLOT_KERNEL, self_module(), ROLE_PLAT_SPAWN, task, QUOTA(SELF_CHILD_FRAMES + 2 * THREAD_KSTACK_FRAMES, 2, 1, 0),
 		     SLOT_NONE, 8);
 	CK(r == -E_FAULT, "unreadable spawn_ext: %ld", r);
 	slot_drop(&kro);

@@ -91,10 +91,13 @@ int plat_death_notice(char *why);
 int plat_client_dies_mid_fault(char *why);
 /* A CSpace that grows (plat_cspace.c); its child's role, numbered apart
  * from the lists above. */
-enum { ROLE_PLAT_CSPACE = 200, ROLE_PLAT_SPAWN };
+enum { ROLE_PLAT_CSPACE = 200, ROLE_PLAT_SPAWN, ROLE_PLAT_THREADS };
 /* Arguments and handed caps at spawn (plat_spawn.c). */
 int plat_spawn_args(char *why);
 int plat_spawn_child(int argc, char **argv);
+/* Many threads made and ended, their kernel stacks back (plat_threads.c). */
+int plat_threads_many(char *why);
+int plat_threads_child(void);
 int plat_caps_2000(char *why);
 int plat_cspace_child(void);
 /* libpager and the file pager at scale and at their edges (plat_pager.c);

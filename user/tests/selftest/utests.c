@@ -647,14 +647,14 @@ static int t_wait_rules(char *why)
 
 static int t_quota(char *why)
 {
-	/* A task with SELF_CHILD_FRAMES frames of quota cannot fill 1 MiB
-	 * (256 pages): it dies of OOM. That quota leaves room for the
-	 * child's image and page tables under every paging mode (Sv57 adds
-	 * a level). */
+	/* A task with SELF_CHILD_FRAMES frames of quota (and its thread's
+	 * kernel stack) cannot fill 1 MiB (256 pages): it dies of OOM. That
+	 * quota leaves room for the child's image and page tables under every
+	 * paging mode (Sv57 adds a level). */
 	struct kcounters before;
 	settled_counters(&before);
 	long st;
-	CHECK(run_child(ROLE_HOG, SELF_CHILD_FRAMES, &st) == 0, "spawn");
+	CHECK(run_child(ROLE_HOG, SELF_CHILD_FRAMES + THREAD_KSTACK_FRAMES, &st) == 0, "spawn");
 	CHECK(st == EXIT_TRAP(TRAP_WRITE_FAULT) || st == 12 || st == 11, "quota child exit %ld", st);
 	CHECK(task_spawn_q(self_module(), ROLE_HOG, 40, QUOTA(0xffffffffL, 1, 0, 0), SLOT_NONE) == -E_QUOTA,
 	      "huge quota granted");
@@ -864,6 +864,7 @@ static const struct utest { const char *name; int (*fn)(char *); } utests[] = {
 	{ "plat_client_dies_mid_fault", plat_client_dies_mid_fault },
 	{ "plat_caps_2000", plat_caps_2000 },
 	{ "plat_spawn_args", plat_spawn_args },
+	{ "plat_threads_many", plat_threads_many },
 	{ "plat_file_4096_shared", plat_file_4096_shared },
 	{ "plat_pager_racing", plat_pager_racing },
 	{ "plat_pager_deferred_death", plat_pager_deferred_death },
@@ -987,6 +988,8 @@ int main(int argc, char **argv)
 {
 	if (spawn_arg() == ROLE_PLAT_SPAWN)
 		return plat_spawn_child(argc, argv);
+	if (spawn_arg() == ROLE_PLAT_THREADS)
+		return plat_threads_child();
 	if (spawn_arg())
 		return child_main((long)spawn_arg());
 	return cmd_selftest(argc, argv);
