@@ -11,7 +11,9 @@
  * the contract line
  *   fsmap: <PATH>: <BYTES> bytes, crc32 <8 hex digits>
  * when every task's CRC equals the one of the file read through the
- * reader directly, and exits 0; else says what differed and exits 1.
+ * reader directly, the object holds one frame a page, every task mapped
+ * every page and the pager read ahead, and exits 0; else says what
+ * differed and exits 1.
  * Usage errors: status 2. */
 #include "ulib.h"
 #include "testlib.h"
@@ -161,11 +163,15 @@ static int run_tasks(const char *path, const struct ext2_inode *in, uint32_t wan
 	printf("fsmap: %u tasks, %lu pages: %ld frames for %lu mappings, %lu faults, "
 	       "%lu block requests for %lu pages\n", asked, pages, held, d.mapped, d.fp.faults,
 	       d.disk.requests, d.disk.pages_read);
-	unsigned long supplied = d.fp.supplied;
+	unsigned long supplied = d.fp.supplied, reads = d.fp.faults_read;
 	fspager_fini(&d.fp);
 	if (held != (long)pages || supplied != pages || d.mapped != pages * asked) {
 		printf("fsmap: %s: expected %lu frames for %lu mappings (%lu supplied)\n", path, pages,
 		       pages * asked, supplied);
+		ok = 0;
+	}
+	if (pages > 1 && reads >= pages) {   /* each fault that read brought one page */
+		printf("fsmap: %s: no read-ahead: %lu faults read %lu pages\n", path, reads, supplied);
 		ok = 0;
 	}
 	return ok ? 0 : 1;
