@@ -3,62 +3,76 @@
  * the same bytes.
  *
  * The pager serves on a thread of its own; each task is a copy of this
- * program in the client role: it calls in when ready, gets the file
- * mapped read-only at FM_VA, computes the CRC-32 of the whole mapping and
- * reports it. Every file page is read from the disk once, into one frame
- * that every task maps. Prints the sharing, then the contract line
+ * program in the client role: it calls in when ready, gets the file's
+ * memory object mapped read-only at FM_VA, computes the CRC-32 of the
+ * whole mapping and reports it. Every file page is read from the disk
+ * once, into one frame of the object that every task maps. Prints the
+ * sharing (the object's frames, the pages the tasks have mapped), then
+ * the contract line
  *   fsmap: <PATH>: <BYTES> bytes, crc32 <8 hex digits>
  * when every task's CRC equals the one of the file read through the
- * reader directly, and exits 0; else says what differed and exits 1.
+ * reader directly, the object holds one frame a page, every task mapped
+ * every page and the pager read ahead, and exits 0; else says what
+ * differed and exits 1.
  * Usage errors: status 2. */
 #include "ulib.h"
 #include "testlib.h"
+#include <patina/mobj.h>
 #include "fspager.h"
 
 #define ROLE_FM_CLIENT 1
 #define FM_VA 0x3000000000UL
 #define FM_MAX_TASKS 8
+#define FM_STOP 0x100              /* the badge of our own call that stops the pager */
 
 static struct {
 	struct fsdisk disk;
 	struct fspager fp;
 	long task[FM_MAX_TASKS];
 	uint32_t crc[FM_MAX_TASKS];
-	long status[FM_MAX_TASKS];
 	int reported[FM_MAX_TASKS];
-	unsigned tasks, gone, attached, refused;
+	unsigned tasks, attached;
+	unsigned long mapped;          /* pages the tasks had mapped when they reported */
 	long served;                   /* pager_serve's result */
 	int done;                      /* the pager thread has returned */
 } d;
 
+/* Pages of the file task `task` has mapped at FM_VA now, or an error. */
+static long mapped_pages(long task)
+{
+	static uint64_t bits[3 * REGION_BITMAP_WORDS(0, MOBJ_MAX_PAGES * 4096UL)];
+	long whole = slot_alloc();
+	if (whole < 0)
+		return -E_NOMEM;
+	long r = task_region(task, whole);
+	if (!r)
+		r = region_bitmap(whole, FM_VA, FM_VA + d.fp.pages * 4096UL, bits, 0);
+	slot_drop(&whole);
+	return r;
+}
+
 static long on_message(struct pager *pg, uint64_t badge, const uint64_t w[4], uint64_t reply[4])
 {
-	(void)pg;
+	if (badge == FM_STOP) {
+		pager_stop(pg);
+		return 1;
+	}
 	unsigned k = (unsigned)badge - 1;
 	if (k >= d.tasks)
 		return 0;
 	if (w[0] == MAP_READY) {
-		long err = 0;
-		if (fspager_attach(&d.fp, d.task[k], FM_VA, &err))
+		long err = fspager_open(&d.fp, d.task[k], FM_VA);
+		if (!err)
 			d.attached++;
-		else if (++d.refused + d.gone == d.tasks)
-			pager_stop(pg);       /* no death notice comes from a task never attached */
 		reply[0] = (uint64_t)err;
 		reply[1] = d.fp.file.size;
 	} else if (w[0] == MAP_DONE) {
+		long n = mapped_pages(d.task[k]);
 		d.crc[k] = (uint32_t)w[1];
-		d.reported[k] = 1;
+		d.reported[k] = n >= 0;
+		d.mapped += n > 0 ? (unsigned long)n : 0;
 	}
 	return 1;
-}
-
-static void on_gone(struct pager *pg, struct pager_client *c, long status)
-{
-	for (unsigned k = 0; k < d.tasks; k++)
-		if (d.task[k] == c->task)
-			d.status[k] = status;
-	if (++d.gone + d.refused == d.tasks)
-		pager_stop(pg);
 }
 
 static void serve(void *arg)
@@ -68,7 +82,20 @@ static void serve(void *arg)
 	__atomic_store_n(&d.done, 1, __ATOMIC_RELEASE);
 }
 
-static const struct pager_ops fm_ops = { .message = on_message, .client_gone = on_gone };
+/* Stop the pager thread (every task is gone: nothing more comes) and
+ * wait until it has returned. */
+static void stop_pager(void)
+{
+	long s = slot_alloc();
+	uint64_t w[4] = { 0 };
+	if (s >= 0 && !cap_mint(d.fp.pg.ep, s, R_SEND, FM_STOP, 0, 0))
+		ipc(SYS_CALL, s, w, SLOT_NONE);
+	slot_drop(&s);
+	while (!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
+		sys_yield();
+}
+
+static const struct pager_ops fm_ops = { .message = on_message };
 
 /* The file's CRC-32 read through the reader, not mapped: 0 or the error. */
 static long direct_crc(const struct ext2_inode *in, uint32_t *crc)
@@ -117,28 +144,34 @@ static int run_tasks(const char *path, const struct ext2_inode *in, uint32_t wan
 		d.done = 1;
 	}
 	/* Block in the waits (a spinning thread would take a hart from the
-	 * tasks), then give the pager the moment it needs to see the last
-	 * death notice and stop. */
+	 * tasks); once all are gone, nothing maps the object but it is
+	 * still whole: count its frames, then drop it. */
 	long st[FM_MAX_TASKS];
 	for (unsigned k = 0; k < d.tasks; k++)
 		st[k] = task_wait(d.task[k]);
-	while (d.tasks && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
-		sys_yield();
+	if (d.tasks && !d.done)
+		stop_pager();
 	int ok = d.tasks == asked && !d.served && d.attached == asked;
 	for (unsigned k = 0; k < d.tasks; k++) {
 		slot_drop(&d.task[k]);
-		if (st[k] || d.status[k] || !d.reported[k] || d.crc[k] != want) {
+		if (st[k] || !d.reported[k] || d.crc[k] != want) {
 			printf("fsmap: task %u: status %ld, crc32 %08x (file %08x)\n", k, st[k], d.crc[k], want);
 			ok = 0;
 		}
 	}
-	unsigned long cached = d.fp.cached, maps = d.fp.maps;
-	printf("fsmap: %u tasks, %lu pages: %lu frames for %lu mappings, %lu faults, "
-	       "%lu block requests for %lu pages\n", asked, pages, cached, maps, d.fp.pg.faults,
+	long held = fspager_held(&d.fp);
+	printf("fsmap: %u tasks, %lu pages: %ld frames for %lu mappings, %lu faults, "
+	       "%lu block requests for %lu pages\n", asked, pages, held, d.mapped, d.fp.faults,
 	       d.disk.requests, d.disk.pages_read);
+	unsigned long supplied = d.fp.supplied, reads = d.fp.faults_read;
 	fspager_fini(&d.fp);
-	if (cached != pages || maps != pages * asked) {
-		printf("fsmap: %s: expected %lu frames for %lu mappings\n", path, pages, pages * asked);
+	if (held != (long)pages || supplied != pages || d.mapped != pages * asked) {
+		printf("fsmap: %s: expected %lu frames for %lu mappings (%lu supplied)\n", path, pages,
+		       pages * asked, supplied);
+		ok = 0;
+	}
+	if (pages > 1 && reads >= pages) {   /* each fault that read brought one page */
+		printf("fsmap: %s: no read-ahead: %lu faults read %lu pages\n", path, reads, supplied);
 		ok = 0;
 	}
 	return ok ? 0 : 1;
