@@ -37,24 +37,18 @@ static __attribute__((noreturn)) void kill_current_task(struct uframe *uf, unsig
 void utrap_interrupt(struct uframe *uf, enum trap_irq irq)
 {
 	(void)uf;
-	switch (irq) {
-	case TRAP_IRQ_TIMER:
-		timer_interrupt(1);   /* from user: a quiescent state */
+	/* As in the kernel, with interrupts on before the trap: a timer tick
+	 * from user is a quiescent state. */
+	ktrap_interrupt(irq, 1);
+	if (irq == TRAP_IRQ_TIMER)
 		cur_thread()->ticks++;
+	/* A tick ends the time slice. An external interrupt's message wakes
+	 * its driver: at once on an idle hart; here, as soon as this thread
+	 * yields, which it does now rather than at the end of its tick (a
+	 * driver is usually woken on the hart that takes its interrupts,
+	 * where it last ran). */
+	if (irq != TRAP_IRQ_IPI)
 		sched_yield();
-		break;
-	case TRAP_IRQ_IPI:
-		ipi_interrupt();
-		break;
-	case TRAP_IRQ_EXTERNAL:
-		/* Its message wakes the driver: at once on an idle hart; here,
-		 * as soon as this thread yields, which it does now rather than
-		 * at the end of its tick (a driver is usually woken on the hart
-		 * that takes its interrupts, where it last ran). */
-		irq_external();
-		sched_yield();
-		break;
-	}
 }
 
 void utrap_syscall(struct uframe *uf)
