@@ -74,6 +74,11 @@ int main(void)
 	EXPECT(field(t, 1, 0) == 3 && field(t, 47, 12) == 0x81234, "table descriptor");
 	EXPECT(field(t, 63, 59) == 0, "table descriptor restricts (APTable/XNTable)");
 	EXPECT(!a->is_leaf(t, 2), "table taken for a block");
+	/* With the 4 KiB granule, lookup level 0 (our level 4) has no block
+	 * descriptor: a level-0 entry with bit 1 clear is invalid. */
+	EXPECT(a->leaf_levels == (bit(1) | bit(2) | bit(3)), "leaf levels %#x", a->leaf_levels);
+	/* Permission faults may stay cached (tlb_caches_invalid). */
+	EXPECT(a->tlb_caches_invalid, "aarch64 claims faulting entries are never cached");
 
 	/* Memory types: AttrIndx selects the MAIR_EL1 byte holding that type. */
 	static const struct { unsigned mt; uint8_t mair; const char *what; } mts[] = {
