@@ -8,22 +8,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-static int fails;
+#define GOLDEN_NAME "pte-aarch64"
+#include "pte_golden.h"
 
-#define EXPECT(cond, ...)                                                       \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fails++;                                                \
-			fprintf(stderr, "pte-aarch64: " __VA_ARGS__);           \
-			fputc('\n', stderr);                                    \
-		}                                                               \
-	} while (0)
-
-static uint64_t bit(unsigned b) { return 1ull << b; }
-static uint64_t field(uint64_t e, unsigned hi, unsigned lo)
-{
-	return (e >> lo) & ((1ull << (hi - lo + 1)) - 1);
-}
 
 int main(void)
 {
@@ -98,6 +85,5 @@ int main(void)
 	}
 	EXPECT(!a->hw_ad, "aarch64 without FEAT_HAFDBS claims hardware A/D");
 	EXPECT(!a->present(0), "zero entry present");
-	printf("pte-aarch64: %s (%d failures)\n", fails ? "FAIL" : "ok", fails);
-	return fails ? 1 : 0;
+	return golden_report();
 }

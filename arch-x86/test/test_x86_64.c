@@ -9,24 +9,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#define GOLDEN_NAME "pte-x86_64"
+#include "pte_golden.h"
+
 extern const struct pt_arch mm_arch_x86_64;
 
-static int fails;
-
-#define EXPECT(cond, ...)                                                       \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fails++;                                                \
-			fprintf(stderr, "pte-x86_64: " __VA_ARGS__);            \
-			fputc('\n', stderr);                                    \
-		}                                                               \
-	} while (0)
-
-static uint64_t bit(unsigned b) { return 1ull << b; }
-static uint64_t field(uint64_t e, unsigned hi, unsigned lo)
-{
-	return (e >> lo) & ((1ull << (hi - lo + 1)) - 1);
-}
 
 /* The layout of one leaf, read off the SDM: P 0, R/W 1, U/S 2, PWT 3,
  * PCD 4, A 5, D 6, PS 7 above level 1 (PAT at 4 KiB), G 8, PAT 12 above
@@ -87,6 +74,5 @@ int main(void)
 {
 	golden(&mm_arch_x86_64);
 	sizes(&mm_arch_x86_64);
-	printf("pte-x86_64: %s (%d failures)\n", fails ? "FAIL" : "ok", fails);
-	return fails ? 1 : 0;
+	return golden_report();
 }

@@ -9,22 +9,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-static int fails;
+#define GOLDEN_NAME "pte-sv"
+#include "pte_golden.h"
 
-#define EXPECT(cond, ...)                                                       \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fails++;                                                \
-			fprintf(stderr, "pte-sv: " __VA_ARGS__);                \
-			fputc('\n', stderr);                                    \
-		}                                                               \
-	} while (0)
-
-static uint64_t bit(unsigned b) { return 1ull << b; }
-static uint64_t field(uint64_t e, unsigned hi, unsigned lo)
-{
-	return (e >> lo) & ((1ull << (hi - lo + 1)) - 1);
-}
 
 /* V 0, R 1, W 2, X 3, U 4, G 5, A 6, D 7, RSW 9:8, PPN 53:10, reserved
  * 60:54, PBMT 62:61 (Svpbmt; reserved without it), N 63 (Svnapot). */
@@ -76,6 +63,5 @@ int main(void)
 	one(&mm_arch_sv39_svpbmt, 3, 39, true);
 	one(&mm_arch_sv48_svpbmt, 4, 48, true);
 	one(&mm_arch_sv57_svpbmt, 5, 57, true);
-	printf("pte-sv: %s (%d failures)\n", fails ? "FAIL" : "ok", fails);
-	return fails ? 1 : 0;
+	return golden_report();
 }
