@@ -650,8 +650,9 @@ static void local_flush_page(struct task *t, uint64_t va)
  * a memory object's page -> the object's frame (mobj_fault; *status,
  * when nobody here can resolve it, the word that sends it to the
  * object's pager); mapped with enough rights -> nothing (another thread won; this hart
- * drops any stale translation of the page), or, where the table leaves
- * A/D to software, the access recorded. The data frame is taken and
+ * drops its stale translation of the page where the table's TLB keeps
+ * faulting entries: mm_fault_settle), or, where the table leaves A/D to
+ * software, the access recorded. The data frame is taken and
  * zeroed before the cursor locks anything (zframe_get) and goes back to
  * this hart's cache when the fault did not need it. Returns 0 when the
  * access can be retried, -E_FAULT when nobody can resolve it (then, if
