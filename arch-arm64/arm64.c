@@ -15,7 +15,12 @@
  * leaf is read-only in AP[2], so the first write takes a permission fault;
  * mm_touch then sets AF, or the dirty bit and clears AP[2].
  * Execute: a user page is never kernel-executable (PXN) and a kernel page
- * never user-executable (UXN); X clears the other one. */
+ * never user-executable (UXN); X clears the other one.
+ * TLB (tlb_caches_invalid): entries that give a Translation, Address size
+ * or Access flag fault are never cached (ARM ARM D8.13), but a valid
+ * entry that gives a Permission fault may be, and software dirty
+ * tracking makes every first write one (AP[2] set on a clean leaf): a
+ * fault that finds the leaf already writable flushes the page locally. */
 #include "cortenmm/pt_arch.h"
 #include "cortenmm/status.h"
 #include "arm64.h"
@@ -88,8 +93,9 @@ static uint64_t arm64_addr(uint64_t pte, unsigned level)
 	return pte & ARM64_ADDR;
 }
 
-static unsigned arm64_prot(uint64_t pte)
+static unsigned arm64_prot(uint64_t pte, unsigned level)
 {
+	(void)level;   /* page and block descriptors share their attribute bits */
 	unsigned p = MM_PROT_R;
 	bool user = pte & ARM64_AP_USER;
 	if (pte & ARM64_SW_WRITE) p |= MM_PROT_W;
@@ -103,8 +109,8 @@ static unsigned arm64_prot(uint64_t pte)
 	return p;
 }
 
-static bool arm64_accessed(uint64_t pte) { return pte & ARM64_AF; }
-static bool arm64_dirty(uint64_t pte) { return pte & ARM64_SW_DIRTY; }
+static bool arm64_accessed(uint64_t pte, unsigned level) { (void)level; return pte & ARM64_AF; }
+static bool arm64_dirty(uint64_t pte, unsigned level) { (void)level; return pte & ARM64_SW_DIRTY; }
 
 /* Software status of an invalid descriptor: with bit 0 clear the
  * hardware ignores bits 63:1 (ARM ARM D8.3.1), so the status word sits
@@ -115,15 +121,15 @@ static bool arm64_dirty(uint64_t pte) { return pte & ARM64_SW_DIRTY; }
 #define ARM64_SW_STATUS_SHIFT 57
 #define ARM64_SW_STATUS (3ull << ARM64_SW_STATUS_SHIFT)
 
-static bool arm64_leaf_status_encode(uint64_t word, uint64_t *pte)
+static bool arm64_leaf_status_encode(uint64_t word, uint64_t *pte, unsigned level)
 {
-	return pt_leaf_encode2(word, pte, ARM64_SW_STATUS_SHIFT, arm64_prot(*pte));
+	return pt_leaf_encode2(word, pte, ARM64_SW_STATUS_SHIFT, arm64_prot(*pte, level));
 }
 
-static uint64_t arm64_leaf_status_decode(uint64_t pte)
+static uint64_t arm64_leaf_status_decode(uint64_t pte, unsigned level)
 {
 	return pt_leaf_word2((unsigned)((pte & ARM64_SW_STATUS) >> ARM64_SW_STATUS_SHIFT),
-			     arm64_prot(pte));
+			     arm64_prot(pte, level));
 }
 
 /* Each half has a root of its own, as the hardware has them (arm64.h:
@@ -138,6 +144,7 @@ const struct pt_arch mm_arch_aarch64 = {
 	.kernel_lo = ~0ull << 48, .kernel_last = ~0ull,
 	.mem_types = (1u << MM_MT_NORMAL) | (1u << MM_MT_NC) | (1u << MM_MT_DEVICE),
 	.hw_ad = false, .needs_bbm = true, .split_roots = true,
+	.tlb_caches_invalid = true,   /* see above */
 	.make_leaf = arm64_make_leaf, .make_table = arm64_make_table,
 	.present = arm64_present, .is_leaf = arm64_is_leaf, .addr = arm64_addr,
 	.prot = arm64_prot, .accessed = arm64_accessed, .dirty = arm64_dirty,

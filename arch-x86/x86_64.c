@@ -6,10 +6,18 @@
  * entries are permissive (P RW US): the leaf alone decides the rights.
  * The MMU sets A and D (hw_ad).
  * Memory types (SDM vol. 3, 11.12): the leaf's PAT, PCD and PWT bits
- * select one of 8 entries of IA32_PAT. This table leaves the PAT bit 0
- * and relies on the entries the power-on value of IA32_PAT gives 0..3 (and
- * that every OS keeps): 0 WB = normal, 2 UC- (PCD) = non-cacheable,
- * 3 UC (PCD PWT) = device. */
+ * select one of 8 entries of IA32_PAT (index PAT*4 + PCD*2 + PWT). This
+ * table leaves the PAT bit 0 and relies on the entries the power-on value
+ * of IA32_PAT gives 0..3 (and that every OS keeps): 0 WB = normal, 2 UC-
+ * (PCD) = non-cacheable, 3 UC (PCD PWT) = device. Entries 4..7 are the
+ * OS's to reprogram, so a leaf with PAT set is of no type this table
+ * knows. The PAT bit moves with the leaf size (SDM vol. 3, 4.5.4): bit 7
+ * in a 4 KiB leaf, bit 12 in a 2 MiB / 1 GiB one, where bit 7 is PS; the
+ * decoders therefore need the level.
+ * TLB (tlb_caches_invalid false): no TLB entry is made from an entry with
+ * P clear, and a page fault invalidates the TLB and paging-structure cache
+ * entries of the faulting address (SDM vol. 3, 4.10.4.1 and 4.10.4.3), so
+ * a retried access after a spurious fault walks afresh. */
 #include "cortenmm/pt_arch.h"
 #include "cortenmm/status.h"
 
@@ -22,6 +30,8 @@
 #define X86_D  (1ull << 6)
 #define X86_PS (1ull << 7)
 #define X86_G  (1ull << 8)
+#define X86_PAT_4K   (1ull << 7)
+#define X86_PAT_HUGE (1ull << 12)
 #define X86_NX (1ull << 63)
 #define X86_ADDR 0x000ffffffffff000ull
 
@@ -69,21 +79,38 @@ static uint64_t x86_addr(uint64_t pte, unsigned level)
 	return pte & X86_ADDR;
 }
 
-static unsigned x86_prot(uint64_t pte)
+/* The PAT bit of a leaf at level. */
+static uint64_t x86_pat_bit(unsigned level)
+{
+	return level > 1 ? X86_PAT_HUGE : X86_PAT_4K;
+}
+
+/* The memory type of a leaf at level; a PAT index this table never makes
+ * (PAT set, or PWT alone) gives the MM_PROT_MT field all ones, a type no
+ * table lists in mem_types, so the leaf matches no mapping the core asks
+ * for instead of passing for a normal one. */
+static unsigned x86_leaf_mt(uint64_t pte, unsigned level)
+{
+	if (pte & x86_pat_bit(level))
+		return MM_PROT_MT >> MM_PROT_MT_SHIFT;
+	for (unsigned t = 0; t < MM_MT_COUNT; t++)
+		if ((pte & (X86_PCD | X86_PWT)) == x86_mt_bits[t])
+			return t;
+	return MM_PROT_MT >> MM_PROT_MT_SHIFT;
+}
+
+static unsigned x86_prot(uint64_t pte, unsigned level)
 {
 	unsigned p = MM_PROT_R;
 	if (pte & X86_RW) p |= MM_PROT_W;
 	if (!(pte & X86_NX)) p |= MM_PROT_X;
 	if (pte & X86_US) p |= MM_PROT_U;
 	if (pte & X86_G) p |= MM_PROT_G;
-	for (unsigned t = 0; t < MM_MT_COUNT; t++)
-		if ((pte & (X86_PCD | X86_PWT)) == x86_mt_bits[t])
-			p |= t << MM_PROT_MT_SHIFT;
-	return p;
+	return p | x86_leaf_mt(pte, level) << MM_PROT_MT_SHIFT;
 }
 
-static bool x86_accessed(uint64_t pte) { return pte & X86_A; }
-static bool x86_dirty(uint64_t pte) { return pte & X86_D; }
+static bool x86_accessed(uint64_t pte, unsigned level) { (void)level; return pte & X86_A; }
+static bool x86_dirty(uint64_t pte, unsigned level) { (void)level; return pte & X86_D; }
 
 /* Software status of a non-present entry: with P (bit 0) clear the
  * processor ignores bits 1..63 (SDM vol. 3, 4.5.4), so the status word
@@ -99,7 +126,7 @@ static bool x86_dirty(uint64_t pte) { return pte & X86_D; }
 #define X86_SW_NOWRITE (1ull << 52)
 #define X86_SW_STATUS  (X86_SW_COW | X86_SW_W | X86_SW_NOSHARE | X86_SW_NOWRITE)
 
-static bool x86_leaf_status_encode(uint64_t word, uint64_t *pte)
+static bool x86_leaf_status_encode(uint64_t word, uint64_t *pte, unsigned level)
 {
 	struct mm_status st = mm_status_of_word(word);
 	uint64_t b = 0;
@@ -108,7 +135,7 @@ static bool x86_leaf_status_encode(uint64_t word, uint64_t *pte)
 	else if (st.arg || (st.dev & ~MM_MAP_LIMITS))
 		return false;
 	else if (st.kind == MM_COW && !(st.dev & MM_MAP_NOWRITE) &&
-		 (st.prot & ~MM_PROT_W) == x86_prot(*pte))
+		 (st.prot & ~MM_PROT_W) == x86_prot(*pte, level))
 		b = X86_SW_COW | (st.prot & MM_PROT_W ? X86_SW_W : 0) |
 		    (st.dev & MM_MAP_NOSHARE ? X86_SW_NOSHARE : 0);
 	else if (st.kind == MM_MAPPED && !st.prot && st.dev)
@@ -120,13 +147,13 @@ static bool x86_leaf_status_encode(uint64_t word, uint64_t *pte)
 	return true;
 }
 
-static uint64_t x86_leaf_status_decode(uint64_t pte)
+static uint64_t x86_leaf_status_decode(uint64_t pte, unsigned level)
 {
 	struct mm_status st = { 0 };
 	unsigned ns = pte & X86_SW_NOSHARE ? MM_MAP_NOSHARE : 0;
 	if (pte & X86_SW_COW)
 		st = (struct mm_status){ .kind = MM_COW, .dev = (uint8_t)ns,
-					 .prot = (uint8_t)(x86_prot(pte) |
+					 .prot = (uint8_t)(x86_prot(pte, level) |
 							   (pte & X86_SW_W ? MM_PROT_W : 0)) };
 	else if (pte & (X86_SW_NOSHARE | X86_SW_NOWRITE))
 		st = (struct mm_status){ .kind = MM_MAPPED,
@@ -141,6 +168,7 @@ const struct pt_arch mm_arch_x86_64 = {
 	.kernel_lo = ~0ull << 47, .kernel_last = ~0ull,
 	.mem_types = (1u << MM_MT_NORMAL) | (1u << MM_MT_NC) | (1u << MM_MT_DEVICE),
 	.hw_ad = true,
+	.tlb_caches_invalid = false,   /* see above */
 	.make_leaf = x86_make_leaf, .make_table = x86_make_table,
 	.present = x86_present, .is_leaf = x86_is_leaf, .addr = x86_addr,
 	.prot = x86_prot, .accessed = x86_accessed, .dirty = x86_dirty,

@@ -9,7 +9,12 @@
  * physical memory attributes say for its address (MMIO regions are I/O
  * there); so the plain tables offer MM_MT_NORMAL only and a map asking for
  * another type fails. The *_svpbmt tables, for harts whose riscv,isa lists
- * svpbmt, encode NC (PBMT 1) and device (IO, PBMT 2) in the leaf. */
+ * svpbmt, encode NC (PBMT 1) and device (IO, PBMT 2) in the leaf.
+ * TLB (tlb_caches_invalid): SFENCE.VMA is an ordering fence, and a hart
+ * may keep the result of a walk that found an invalid or too weak entry
+ * until it executes one for that address (privileged spec 4.2.1; the
+ * Svvptc extension exists to promise otherwise, and nothing here assumes
+ * it), so a fault that finds its page already mapped fences locally. */
 #include "cortenmm/pt_arch.h"
 #include "cortenmm/status.h"
 #include "sv.h"
@@ -75,8 +80,9 @@ static uint64_t sv_addr(uint64_t pte, unsigned level)
 	return ((pte >> SV_PPN_SHIFT) & SV_PPN_MASK) << MM_PAGE_SHIFT;
 }
 
-static unsigned sv_prot(uint64_t pte)
+static unsigned sv_prot(uint64_t pte, unsigned level)
 {
+	(void)level;   /* no Sv bit moves between leaf sizes */
 	unsigned p = 0;
 	for (unsigned i = 0; i < sizeof(sv_prot_bits) / sizeof(sv_prot_bits[0]); i++)
 		if (pte & sv_prot_bits[i].pte)
@@ -87,8 +93,8 @@ static unsigned sv_prot(uint64_t pte)
 	return p;
 }
 
-static bool sv_accessed(uint64_t pte) { return pte & SV_A; }
-static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
+static bool sv_accessed(uint64_t pte, unsigned level) { (void)level; return pte & SV_A; }
+static bool sv_dirty(uint64_t pte, unsigned level) { (void)level; return pte & SV_D; }
 
 /* Software status of a non-present entry: with V (bit 0) clear the MMU
  * ignores every other bit (privileged spec 4.3.1), so the status word
@@ -102,14 +108,14 @@ static bool sv_dirty(uint64_t pte) { return pte & SV_D; }
 #define SV_RSW_SHIFT 8
 #define SV_RSW (3ull << SV_RSW_SHIFT)
 
-static bool sv_leaf_status_encode(uint64_t word, uint64_t *pte)
+static bool sv_leaf_status_encode(uint64_t word, uint64_t *pte, unsigned level)
 {
-	return pt_leaf_encode2(word, pte, SV_RSW_SHIFT, sv_prot(*pte));
+	return pt_leaf_encode2(word, pte, SV_RSW_SHIFT, sv_prot(*pte, level));
 }
 
-static uint64_t sv_leaf_status_decode(uint64_t pte)
+static uint64_t sv_leaf_status_decode(uint64_t pte, unsigned level)
 {
-	return pt_leaf_word2((unsigned)((pte & SV_RSW) >> SV_RSW_SHIFT), sv_prot(pte));
+	return pt_leaf_word2((unsigned)((pte & SV_RSW) >> SV_RSW_SHIFT), sv_prot(pte, level));
 }
 
 /* Sv39, Sv48 and Sv57 share the PTE format and differ only in the number
@@ -126,6 +132,7 @@ static uint64_t sv_leaf_status_decode(uint64_t pte)
 		.kernel_lo = klo, .kernel_last = ~0ull,                         \
 		.mem_types = mt, .hw_ad = true,                                 \
 		.needs_bbm = bbm, .split_roots = split,                         \
+		.tlb_caches_invalid = true,                                     \
 		.make_leaf = sv_make_leaf, .make_table = sv_make_table,         \
 		.present = sv_present, .is_leaf = sv_is_leaf, .addr = sv_addr,  \
 		.prot = sv_prot, .accessed = sv_accessed, .dirty = sv_dirty,    \

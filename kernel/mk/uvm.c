@@ -630,10 +630,12 @@ uint32_t uvm_asid_activate(struct task *t)
 	return key;
 }
 
-/* A fault found va already resolved (another hart won the race): the
- * hardware may still hold the invalid or read-only translation this hart
- * faulted on, until it fences. A local fence of the page is enough, as
- * only this hart saw the stale entry. Needs: t's address space in effect on this hart. */
+/* A fault found va already resolved (another hart won the race, or only
+ * software A/D were missing) and the table says its TLB may keep the
+ * invalid or read-only translation this hart faulted on until it fences
+ * (mm_fault_settle, pt_arch.tlb_caches_invalid). A local fence of the
+ * page is enough, as only this hart saw the stale entry. Needs: t's
+ * address space in effect on this hart. */
 static void local_flush_page(struct task *t, uint64_t va)
 {
 	if (asid_bits)
@@ -648,8 +650,9 @@ static void local_flush_page(struct task *t, uint64_t va)
  * a memory object's page -> the object's frame (mobj_fault; *status,
  * when nobody here can resolve it, the word that sends it to the
  * object's pager); mapped with enough rights -> nothing (another thread won; this hart
- * drops any stale translation of the page), or, where the table leaves
- * A/D to software, the access recorded. The data frame is taken and
+ * drops its stale translation of the page where the table's TLB keeps
+ * faulting entries: mm_fault_settle), or, where the table leaves A/D to
+ * software, the access recorded. The data frame is taken and
  * zeroed before the cursor locks anything (zframe_get) and goes back to
  * this hart's cache when the fault did not need it. Returns 0 when the
  * access can be retried, -E_FAULT when nobody can resolve it (then, if
@@ -679,7 +682,8 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 		return -E_NOMEM;
 	}
 	struct mm_info info;
-	int synced_code = 0, won_elsewhere = 0;
+	int synced_code = 0;
+	bool flush_local = false;   /* spurious: mm_fault_settle asks for a local flush */
 	err = -E_FAULT;
 	mm_query(&c, page, &info);
 	unsigned need = write ? MM_PROT_W : exec ? MM_PROT_X : MM_PROT_R;
@@ -698,9 +702,8 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 			}
 		}
 	} else if (info.kind == MM_COW && (info.prot & need)) {
-		if (!write) {
-			err = 0;
-			won_elsewhere = 1;
+		if (!write) {   /* readable already: another hart won, or A was missing */
+			err = mm_fault_settle(&c, page, false, &flush_local) ? -E_FAULT : 0;
 		} else if (uvm_frame_refs(info.pa) == 1) {
 			/* Nobody else holds the frame (no other mapping, no cap;
 			 * new sharers need this range's cursor, which we hold):
@@ -740,12 +743,12 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 		}
 	} else if (info.kind == MM_MAPPED && (info.prot & need) && (info.prot & MM_PROT_U)) {
 		/* another thread won, or (software A/D) the first access or
-		 * write through the leaf: record it. Either way this hart may
-		 * hold the translation it faulted on (a TLB may cache an
-		 * invalid or read-only entry): drop it, or the access faults
-		 * again for ever when nothing else changed the leaf. */
-		err = uarch->hw_ad || !mm_touch(&c, page, write) ? 0 : -E_FAULT;
-		won_elsewhere = 1;
+		 * write through the leaf: record it. Where the table's TLB
+		 * keeps faulting entries this hart then drops its own, or the
+		 * access faults again for ever when nothing else changed the
+		 * leaf; where it does not (x86-64: the fault dropped it), the
+		 * retry walks afresh and a flush would only cost. */
+		err = mm_fault_settle(&c, page, write, &flush_local) ? -E_FAULT : 0;
 	}
 	if (err == -E_FAULT && status && !(info.kind == MM_MAPPED &&
 					   mobj_fault_mapped(t, page, &info, status)))
@@ -753,7 +756,7 @@ int uvm_fault(struct task *t, uint64_t va, int write, int exec, uint64_t *status
 	mm_release(&c);
 	if (!fresh_used)
 		zframe_put(fresh);
-	if (won_elsewhere)
+	if (flush_local)
 		local_flush_page(t, page);
 	if (synced_code)
 		uvm_icache_sync(t);

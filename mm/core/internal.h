@@ -78,7 +78,7 @@ static inline uint64_t ent_status(const struct mm_as *as, const struct mm_page *
 	if (!a->present(e))
 		return a->status_decode(e);
 	/* a table entry never has these bits set */
-	return e & a->leaf_status_bits ? a->leaf_status_decode(e) : 0;
+	return e & a->leaf_status_bits ? a->leaf_status_decode(e, pg->level) : 0;
 }
 static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *pg, unsigned i)
 {
@@ -90,9 +90,10 @@ static inline uint64_t slot_meta(const struct mm_as *as, const struct mm_page *p
  * where the table cannot encode it in the entry. *raw is what the entry
  * then holds: pte (a leaf: with its status bits set to meta's encoding,
  * or cleared when meta goes to the array), or 0 / meta's encoding for a
- * non-present entry. */
-static inline bool meta_in_array(const struct pt_arch *a, uint64_t pte, uint64_t meta,
-				 uint64_t *raw)
+ * non-present entry. level: the entry's (decoders read bits by leaf size;
+ * any level when pte is not present). */
+static inline bool meta_in_array(const struct pt_arch *a, uint64_t pte, unsigned level,
+				 uint64_t meta, uint64_t *raw)
 {
 	if (!meta) {   /* no status (the common case): no call */
 		*raw = pte & ~a->leaf_status_bits;   /* 0 stays 0, a leaf loses its bits */
@@ -100,7 +101,7 @@ static inline bool meta_in_array(const struct pt_arch *a, uint64_t pte, uint64_t
 	}
 	if (pte && a->present(pte)) {   /* 0 is never present (tests/host t_arch) */
 		*raw = pte & ~a->leaf_status_bits;
-		return meta && !(a->leaf_status_encode && a->leaf_status_encode(meta, raw));
+		return meta && !(a->leaf_status_encode && a->leaf_status_encode(meta, raw, level));
 	}
 	*raw = 0;
 	if (!meta)

@@ -29,24 +29,25 @@ struct slot {
 	uint64_t pte, meta;
 };
 
-/* The accessed/dirty bits set in pte (where hw_ad, the ones the MMU sets
- * on live leaves), found through the trait table's own decoders so the core stays
- * ISA-neutral: every set bit b of pte for which accessed(b) or dirty(b). */
-static uint64_t pte_ad(const struct pt_arch *a, uint64_t pte)
+/* The accessed/dirty bits set in leaf pte at level L (where hw_ad, the
+ * ones the MMU sets on live leaves), found through the trait table's own
+ * decoders so the core stays ISA-neutral: every set bit b of pte for
+ * which accessed(b, L) or dirty(b, L). */
+static uint64_t pte_ad(const struct pt_arch *a, uint64_t pte, unsigned L)
 {
 	uint64_t ad = 0;
 	for (uint64_t m = pte; m; m &= m - 1) {
 		uint64_t b = m & -m;
-		if (a->accessed(b) || a->dirty(b))
+		if (a->accessed(b, L) || a->dirty(b, L))
 			ad |= b;
 	}
 	return ad;
 }
 
-/* The accessed/dirty state of leaf pte as make_leaf's ad (PT_AD_*). */
-static unsigned leaf_ad(const struct pt_arch *a, uint64_t pte)
+/* The accessed/dirty state of leaf pte at level L as make_leaf's ad (PT_AD_*). */
+static unsigned leaf_ad(const struct pt_arch *a, uint64_t pte, unsigned L)
 {
-	return (a->accessed(pte) ? PT_AD_A : 0) | (a->dirty(pte) ? PT_AD_D : 0);
+	return (a->accessed(pte, L) ? PT_AD_A : 0) | (a->dirty(pte, L) ? PT_AD_D : 0);
 }
 
 /* Leaf pte (level L) made again with permissions prot and accessed/dirty
@@ -66,7 +67,7 @@ static uint64_t split_leaf(const struct pt_arch *a, uint64_t pte, unsigned ad, u
 			   unsigned i)
 {
 	uint64_t pa = a->addr(pte, level) + (uint64_t)i * span_of(a, level - 1);
-	return a->make_leaf(pa, a->prot(pte), level - 1, ad);
+	return a->make_leaf(pa, a->prot(pte, level), level - 1, ad);
 }
 
 static struct slot node_slot(struct mm_cursor *c, const struct node *n, unsigned i)
@@ -108,7 +109,7 @@ static uint64_t slot_write(struct mm_cursor *c, struct mm_page *pg, unsigned i, 
 	bool was = old || (m && m[i]);   /* a non-present entry is 0 or holds a status */
 	bool now = a->present(pte) || meta;
 	uint64_t raw;
-	uint64_t am = meta_in_array(a, pte, meta, &raw) ? meta : 0;
+	uint64_t am = meta_in_array(a, pte, pg->level, meta, &raw) ? meta : 0;
 	if (m ? m[i] != am : am != 0) {
 		if (!m)
 			c->as->plat->panic("mm: status without metadata array");
@@ -220,17 +221,17 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i, ui
 	uint64_t *cp = pg_ptes(c->as, ch);
 	uint64_t *cm = pg_meta(c->as, ch);
 	bool leaf = a->present(s.pte);
-	uint64_t ad = leaf ? pte_ad(a, s.pte) : 0;
-	unsigned adf = leaf ? leaf_ad(a, s.pte) : 0;
+	uint64_t ad = leaf ? pte_ad(a, s.pte, L) : 0;
+	unsigned adf = leaf ? leaf_ad(a, s.pte, L) : 0;
 	uint64_t fill;    /* what each non-present piece holds */
-	bool arr = meta_in_array(a, leaf ? s.pte : 0, s.meta, &fill);
+	bool arr = meta_in_array(a, leaf ? s.pte : 0, L, s.meta, &fill);
 	if (arr && !cm)
 		c->as->plat->panic("mm: split status without metadata array");
 	unsigned live = 0;
 	for (unsigned j = 0; j < pt_entries(a); j++) {
 		uint64_t e = leaf ? split_leaf(a, s.pte, adf, L, j) : fill;
 		if (leaf && s.meta && !arr)
-			meta_in_array(a, e, s.meta, &e);   /* the piece holds it as the leaf did */
+			meta_in_array(a, e, L - 1, s.meta, &e);   /* the piece holds it as the leaf did */
 		cp[j] = e;
 		if (arr)
 			cm[j] = s.meta;
@@ -246,7 +247,7 @@ struct mm_page *mm_split(struct mm_cursor *c, struct mm_page *pg, unsigned i, ui
 	 * now (the hardware may be setting bits in them too), so add them
 	 * atomically. Only an MMU sets bits behind the cursor's back, so with
 	 * hw_ad false there are none. */
-	uint64_t late = leaf ? pte_ad(a, old) & ~ad : 0;
+	uint64_t late = leaf ? pte_ad(a, old, L) & ~ad : 0;
 	if (late)
 		for (unsigned j = 0; j < pt_entries(a); j++)
 			__atomic_fetch_or(&cp[j], late, __ATOMIC_ACQ_REL);
@@ -394,12 +395,12 @@ static void range_apply(struct mm_cursor *c, struct rop *op, const struct node *
 			return;
 		}
 		uint64_t raw;
-		bool cmeta = meta_in_array(a, present ? s.pte : 0, s.meta, &raw) || op->new_arr;
+		bool cmeta = meta_in_array(a, present ? s.pte : 0, L, s.meta, &raw) || op->new_arr;
 		if (op->dry) {
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
 					   .vpte = present ? s.pte : 0,
-					   .vad = present ? leaf_ad(a, s.pte) : 0, .vmeta = s.meta,
+					   .vad = present ? leaf_ad(a, s.pte, L) : 0, .vmeta = s.meta,
 					   .vmeta_alloc = cmeta };
 			range_apply(c, op, &cn, slo, shi);
 		} else {
@@ -428,7 +429,7 @@ static int range_op(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap,
 {
 	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
 	struct rop op = { .unmap = unmap, .release = release, .dry = true, .meta_new = meta_new };
-	op.new_arr = meta_in_array(c->as->arch, 0, meta_new, &op.new_raw);
+	op.new_arr = meta_in_array(c->as->arch, 0, 1, meta_new, &op.new_raw);
 	range_apply(c, &op, &root, va, va + len - 1);
 	if (op.err)
 		return op.err;
@@ -450,7 +451,7 @@ static int range_need(struct mm_cursor *c, uint64_t va, uint64_t len, bool unmap
 {
 	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
 	struct rop op = { .unmap = unmap, .release = unmap, .dry = true, .meta_new = meta_new };
-	op.new_arr = meta_in_array(c->as->arch, 0, meta_new, &op.new_raw);
+	op.new_arr = meta_in_array(c->as->arch, 0, 1, meta_new, &op.new_raw);
 	range_apply(c, &op, &root, va, va + len - 1);
 	*need = op.need;
 	return op.err;
@@ -595,10 +596,10 @@ int mm_pt_query(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 		if (a->present(e)) {
 			bool cow = meta_kind(m) == MM_COW;
 			out->kind = cow ? MM_COW : MM_MAPPED;
-			out->prot = (uint8_t)(cow ? meta_prot(m) : a->prot(e));
+			out->prot = (uint8_t)(cow ? meta_prot(m) : a->prot(e, L));
 			out->pa = a->addr(e, L) + ((va & (span_of(a, L) - 1)) & ~(MM_PAGE_SIZE - 1));
-			out->accessed = a->accessed(e);
-			out->dirty = a->dirty(e);
+			out->accessed = a->accessed(e, L);
+			out->dirty = a->dirty(e, L);
 			out->limits = (uint8_t)meta_limits(m);
 		} else {
 			out->kind = (uint8_t)meta_kind(m);
@@ -659,7 +660,7 @@ static int map_need(struct mm_cursor *c, uint64_t va, unsigned level, bool new_m
 		if (a->present(e))
 			return MM_EEXIST;
 		virt = true;
-		varr = meta_in_array(a, 0, ent_status(c->as, pg, i, e), &raw);
+		varr = meta_in_array(a, 0, L, ent_status(c->as, pg, i, e), &raw);
 		*need += 1 + (varr ? 1 : 0);
 	}
 	if (virt) {
@@ -697,7 +698,7 @@ static struct mm_page *map_descend(struct mm_cursor *c, uint64_t va, unsigned le
 			uint64_t raw;
 			s.meta = ent_status(c->as, pg, i, s.pte);
 			pg = mm_split(c, pg, i, eb, s.pte, s.meta, L,
-				      meta_in_array(a, a->present(s.pte) ? s.pte : 0, s.meta, &raw));
+				      meta_in_array(a, a->present(s.pte) ? s.pte : 0, L, s.meta, &raw));
 			if (flag)
 				__atomic_fetch_or(&pg->flags, flag, __ATOMIC_RELEASE);
 		}
@@ -719,7 +720,7 @@ int mm_map_need(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level, u
 	/* the leaf is built only to ask whether its bits hold meta */
 	bool arr = meta && meta_in_array(c->as->arch,
 					 c->as->arch->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot,
-								level, 0), meta, &raw);
+								level, 0), level, meta, &raw);
 	return map_need(c, va, level, arr, need);
 }
 
@@ -735,7 +736,7 @@ int mm_map(struct mm_cursor *c, uint64_t va, uint64_t pa, unsigned level,
 	unsigned ad = (flags & MM_MAP_DIRTY) ? PT_AD_A | PT_AD_D :
 		      (flags & MM_MAP_ACCESSED) ? PT_AD_A : 0;
 	uint64_t leaf = a->make_leaf(pa, cow ? prot & ~MM_PROT_W : prot, level, ad);
-	bool arr = meta_in_array(a, leaf, new_meta, &raw);
+	bool arr = meta_in_array(a, leaf, level, new_meta, &raw);
 	unsigned need;
 	err = map_need(c, va, level, arr, &need);
 	if (err)
@@ -889,7 +890,7 @@ static bool unsplit(struct mm_cursor *c, struct mm_page *pg, unsigned L, unsigne
 		if (a->present(ent_load(&cp[j])) || slot_meta(c->as, ch, j) != m)
 			return false;
 	uint64_t raw;
-	if (meta_in_array(a, 0, m, &raw) && !pg->meta_pa)
+	if (meta_in_array(a, 0, L - 1, m, &raw) && !pg->meta_pa)
 		return false;
 	remove_subtree(c, pg, i, ch, eb, el, false);
 	if (m)
@@ -947,14 +948,15 @@ static void made_settle(struct mm_cursor *c, struct mm_page *pg, unsigned L, uin
 
 #define RWX (MM_PROT_R | MM_PROT_W | MM_PROT_X)
 
-/* The PTE bits that hold accessed and dirty (where hw_ad, owned by the
- * MMU on live leaves), found through the trait table's own decoders so the core stays ISA-neutral:
- * every bit b for which accessed(1 << b) or dirty(1 << b) holds. */
-static uint64_t hw_ad_bits(const struct pt_arch *a, bool dirty_too)
+/* The bits of a leaf at level L that hold accessed and dirty (where
+ * hw_ad, owned by the MMU on live leaves), found through the trait
+ * table's own decoders so the core stays ISA-neutral: every bit b for
+ * which accessed(1 << b, L) or dirty(1 << b, L) holds. */
+static uint64_t hw_ad_bits(const struct pt_arch *a, bool dirty_too, unsigned L)
 {
 	uint64_t m = 0;
 	for (unsigned b = 0; b < 64; b++)
-		if (a->accessed(1ull << b) || (dirty_too && a->dirty(1ull << b)))
+		if (a->accessed(1ull << b, L) || (dirty_too && a->dirty(1ull << b, L)))
 			m |= 1ull << b;
 	return m;
 }
@@ -964,7 +966,8 @@ enum { P_PROTECT, P_COW, P_UNCOW, P_CLEAN };
 struct pop {
 	int mode;
 	unsigned prot;     /* P_PROTECT: the new R/W/X */
-	uint64_t ad;       /* hardware A/D bits, kept on rewritten leaves (P_CLEAN: A only) */
+	/* by leaf level: hardware A/D bits, kept on rewritten leaves (P_CLEAN: A only) */
+	uint64_t ad[MM_MAX_LEVELS + 1];
 	bool dry;
 	bool arrays;       /* dry, and give existing pages their arrays now */
 	unsigned need;
@@ -972,7 +975,7 @@ struct pop {
 	struct mm_page *attached;   /* pages given an array by this op */
 	bool dirty_seen;   /* P_CLEAN, real run: a leaf in the range was dirty */
 	unsigned changes;  /* entries the run found to rewrite */
-	uint64_t dbits;    /* P_CLEAN where hw_ad: the dirty bits a clean takes off */
+	uint64_t dbits[MM_MAX_LEVELS + 1];  /* by leaf level, P_CLEAN where hw_ad: the dirty bits a clean takes off */
 };
 
 /* Give pg a metadata array now, from a reservation of its own, noted in
@@ -1013,31 +1016,31 @@ static bool pop_slot(struct mm_cursor *c, const struct pop *op, struct slot s, u
 		 * bit the MMU sets after this read stays set. Where the MMU
 		 * owns A/D, clearing D is the whole change; elsewhere D also
 		 * decides the hardware W bit, so make_leaf rebuilds the leaf. */
-		if (!a->present(s.pte) || !a->dirty(s.pte))
+		if (!a->present(s.pte) || !a->dirty(s.pte, L))
 			return false;
 		out->meta = s.meta;
-		out->pte = a->hw_ad ? s.pte & ~op->dbits :
-			   remake_leaf(a, s.pte, L, a->prot(s.pte), leaf_ad(a, s.pte) & ~PT_AD_D);
+		out->pte = a->hw_ad ? s.pte & ~op->dbits[L] :
+			   remake_leaf(a, s.pte, L, a->prot(s.pte, L), leaf_ad(a, s.pte, L) & ~PT_AD_D);
 		return true;
 	}
 	if (a->present(s.pte)) {
-		unsigned hw = a->prot(s.pte);
+		unsigned hw = a->prot(s.pte, L);
 		bool cow = meta_kind(s.meta) == MM_COW;
 		unsigned lim = meta_limits(s.meta);
 		if (op->mode == P_UNCOW) {
 			if (!cow)
 				return false;
 			out->meta = meta_leaf(false, 0, lim);
-			out->pte = remake_leaf(a, s.pte, L, meta_prot(s.meta), leaf_ad(a, s.pte));
+			out->pte = remake_leaf(a, s.pte, L, meta_prot(s.meta), leaf_ad(a, s.pte, L));
 		} else if (op->mode == P_COW) {
 			if (cow)
 				return false;
 			out->meta = meta_leaf(true, hw, lim);
-			out->pte = remake_leaf(a, s.pte, L, hw & ~MM_PROT_W, leaf_ad(a, s.pte));
+			out->pte = remake_leaf(a, s.pte, L, hw & ~MM_PROT_W, leaf_ad(a, s.pte, L));
 		} else {
 			unsigned np = ((cow ? meta_prot(s.meta) : hw) & ~RWX) | op->prot;
 			out->meta = cow ? meta_leaf(true, np, lim) : s.meta;
-			out->pte = remake_leaf(a, s.pte, L, cow ? np & ~MM_PROT_W : np, leaf_ad(a, s.pte));
+			out->pte = remake_leaf(a, s.pte, L, cow ? np & ~MM_PROT_W : np, leaf_ad(a, s.pte, L));
 		}
 		return out->pte != (s.pte & ~a->leaf_status_bits) || out->meta != s.meta;
 	}
@@ -1062,7 +1065,7 @@ static void pop_write(struct mm_cursor *c, const struct pop *op, struct mm_page 
 		return;
 	}
 	uint64_t *m = pg_meta(c->as, pg), raw;
-	uint64_t am = meta_in_array(c->as->arch, nw.pte, nw.meta, &raw) ? nw.meta : 0;
+	uint64_t am = meta_in_array(c->as->arch, nw.pte, pg->level, nw.meta, &raw) ? nw.meta : 0;
 	if (m ? m[i] != am : am != 0) {
 		if (!m)
 			c->as->plat->panic("mm: status without metadata array");
@@ -1070,7 +1073,8 @@ static void pop_write(struct mm_cursor *c, const struct pop *op, struct mm_page 
 	}
 	uint64_t *p = &pg_ptes(c->as, pg)[i];
 	uint64_t cur = old.pte;
-	while (!__atomic_compare_exchange_n(p, &cur, (raw & ~op->ad) | (cur & op->ad), false,
+	uint64_t keep = op->ad[pg->level];
+	while (!__atomic_compare_exchange_n(p, &cur, (raw & ~keep) | (cur & keep), false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
 	mm_cursor_flush_range(c, eb, el);
@@ -1104,7 +1108,7 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 		op->changes++;
 		if (slo == eb && shi == el) {
 			op->dirty_seen |= op->mode == P_CLEAN && !op->dry;
-			if (meta_in_array(a, nw.pte, nw.meta, &raw) && !meta_ready) {
+			if (meta_in_array(a, nw.pte, L, nw.meta, &raw) && !meta_ready) {
 				if (op->arrays)
 					pop_attach(c, op, n->pg);
 				else if (op->dry)
@@ -1123,13 +1127,13 @@ static void pop_apply(struct mm_cursor *c, struct pop *op, const struct node *n,
 			op->err = MM_EINVAL;
 			return;
 		}
-		bool cmeta = meta_in_array(a, s.pte, s.meta, &raw) ||
-			     meta_in_array(a, nw.pte, nw.meta, &raw);
+		bool cmeta = meta_in_array(a, s.pte, L, s.meta, &raw) ||
+			     meta_in_array(a, nw.pte, L, nw.meta, &raw);
 		if (op->dry) {
 			op->need += 1 + (cmeta ? 1 : 0);
 			struct node cn = { .pg = 0, .level = L - 1, .base = eb,
 					   .vpte = a->present(s.pte) ? s.pte : 0,
-					   .vad = a->present(s.pte) ? leaf_ad(a, s.pte) : 0,
+					   .vad = a->present(s.pte) ? leaf_ad(a, s.pte, L) : 0,
 					   .vmeta = s.meta, .vmeta_alloc = cmeta };
 			pop_apply(c, op, &cn, slo, shi);
 		} else {
@@ -1144,8 +1148,10 @@ static int pop_run(struct mm_cursor *c, struct pop *op, uint64_t va, uint64_t le
 {
 	struct node root = { .pg = c->cover, .level = c->cover_level, .base = c->cover_base };
 	/* A clean takes D off: only A is carried over from the live entry. */
-	op->ad = hw_ad_bits(c->as->arch, op->mode != P_CLEAN);
-	op->dbits = hw_ad_bits(c->as->arch, true) & ~op->ad;
+	for (unsigned L = 1; L <= c->as->arch->levels; L++) {
+		op->ad[L] = hw_ad_bits(c->as->arch, op->mode != P_CLEAN, L);
+		op->dbits[L] = hw_ad_bits(c->as->arch, true, L) & ~op->ad[L];
+	}
 	op->dry = true;
 	pop_apply(c, op, &root, va, va + len - 1);
 	if (!op->err && !op->changes)
@@ -1314,7 +1320,7 @@ int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 	unsigned i, L;
 	uint64_t eb;
 	find_entry(c, va, &pg, &i, &L, &eb);
-	uint64_t abits = hw_ad_bits(a, false);
+	uint64_t abits = hw_ad_bits(a, false, L);
 	uint64_t old = __atomic_fetch_and(&pg_ptes(c->as, pg)[i], ~abits, __ATOMIC_ACQ_REL);
 	if (old & abits)
 		mm_cursor_flush_range(c, eb, eb + span_of(a, L) - 1);
@@ -1332,16 +1338,16 @@ int mm_touch(struct mm_cursor *c, uint64_t va, bool write)
 	uint64_t cur = ent_load(p);
 	if (!a->present(cur))
 		return MM_EINVAL;
-	if (write && !(a->prot(cur) & MM_PROT_W))
+	if (write && !(a->prot(cur, w.L) & MM_PROT_W))
 		return MM_EPROT;     /* read-only or COW: a real protection fault */
 	unsigned want = PT_AD_A | (write ? PT_AD_D : 0);
 	/* Compare-and-swap: where the MMU sets A/D itself it may be setting
 	 * them now; where software does, nothing else writes the entry. */
 	for (;;) {
-		unsigned ad = leaf_ad(a, cur);
+		unsigned ad = leaf_ad(a, cur, w.L);
 		if ((ad & want) == want)
 			return MM_OK;
-		uint64_t nw = remake_leaf(a, cur, w.L, a->prot(cur), ad | want);
+		uint64_t nw = remake_leaf(a, cur, w.L, a->prot(cur, w.L), ad | want);
 		nw |= cur & a->leaf_status_bits;   /* the leaf's status stays */
 		if (__atomic_compare_exchange_n(p, &cur, nw, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
@@ -1383,8 +1389,8 @@ int mm_pt_take(struct mm_cursor *c, uint64_t va, struct mm_info *out)
 		m[i] = 0;                       /* the limits go with the mapping */
 	pg->nr_live--;
 	mm_cursor_flush_range(c, eb, eb + MM_PAGE_SIZE - 1);
-	*out = (struct mm_info){ .kind = MM_MAPPED, .prot = (uint8_t)a->prot(last), .level = 1,
-				 .accessed = a->accessed(last), .dirty = a->dirty(last),
+	*out = (struct mm_info){ .kind = MM_MAPPED, .prot = (uint8_t)a->prot(last, 1), .level = 1,
+				 .accessed = a->accessed(last, 1), .dirty = a->dirty(last, 1),
 				 .pa = a->addr(last, 1), .limits = (uint8_t)lim };
 	/* Remove the PT pages this left empty (needs no frames: the entry is
 	 * empty now, so nothing is split); in a transaction, at its end. */

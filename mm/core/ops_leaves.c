@@ -72,7 +72,7 @@ static void leaves(struct mm_cursor *c, struct walk *w, struct mm_page *pg, unsi
 		struct mm_leaf lf = { .lo = slo, .last = shi, .level = L,
 				      .kind = meta_kind(m ? m : ent_status(c->as, pg, i, e)) == MM_COW ?
 					      MM_COW : MM_MAPPED,
-				      .accessed = a->accessed(e), .dirty = a->dirty(e) };
+				      .accessed = a->accessed(e, L), .dirty = a->dirty(e, L) };
 		leaf_met(w, &lf);
 	}
 }

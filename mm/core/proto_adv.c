@@ -121,7 +121,7 @@ retry:
 		if (present)
 			break;                  /* huge leaf: pg covers the range */
 		uint64_t m = ent_status(as, pg, i, e), raw;
-		bool arr = meta_in_array(a, e, m, &raw);
+		bool arr = meta_in_array(a, e, L, m, &raw);
 		if (mm_resv_fill(c, arr ? 2 : 1)) {
 			mm_spin_unlock(p, &pg->lock);
 			if (nmade)

@@ -57,7 +57,7 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 				return bad(w, "status both in the entry and in the metadata array");
 			if (!in_arr && e && (!m || !a->status_encode(m, &raw) || raw != e))
 				return bad(w, "non-present entry with stray bits");
-			if (in_arr && !meta_in_array(a, 0, m, &raw))
+			if (in_arr && !meta_in_array(a, 0, L, m, &raw))
 				return bad(w, "metadata array holds a status its entry could");
 			unsigned k = meta_kind(m);
 			if (m && k != MM_RESERVED && k != MM_SWAPPED && k != MM_PAGER)
@@ -75,18 +75,18 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 			return bad(w, "leaf at a level the arch does not allow");
 		if (a->addr(e, L) & (span_of(a, L) - 1))
 			return bad(w, "leaf address not aligned to its page size");
-		if (!(a->prot(e) & MM_PROT_R))
+		if (!(a->prot(e, L) & MM_PROT_R))
 			return bad(w, "leaf without read permission");
 		/* As for non-present entries: the leaf's own bits hold its
 		 * status exactly as the table encodes it, or the array holds
 		 * what they cannot, and then the bits are clear. */
-		bool need = meta_in_array(a, e, m, &raw);
+		bool need = meta_in_array(a, e, L, m, &raw);
 		if (arr && arr[i] && (!need || (e & a->leaf_status_bits)))
 			return bad(w, "leaf status in the metadata array that the leaf could hold");
 		if (!(arr && arr[i]) && (need || raw != e))
 			return bad(w, "leaf with stray status bits");
 		if (m && meta_kind(m) == MM_COW) {
-			if (a->prot(e) & MM_PROT_W)
+			if (a->prot(e, L) & MM_PROT_W)
 				return bad(w, "COW leaf is writable");
 			if (meta_dev(m) & ~MM_MAP_NOSHARE || meta_arg(m))
 				return bad(w, "COW leaf with stray status bits");
@@ -94,7 +94,7 @@ static bool wf_page(struct wf *w, struct mm_page *pg, unsigned L, bool is_root)
 			if (meta_kind(m) != MM_MAPPED || meta_prot(m) || meta_arg(m) ||
 			    !meta_dev(m) || (meta_dev(m) & ~MM_MAP_LIMITS))
 				return bad(w, "present leaf with a status that is neither COW nor limits");
-			if ((meta_dev(m) & MM_MAP_NOWRITE) && (a->prot(e) & MM_PROT_W))
+			if ((meta_dev(m) & MM_MAP_NOWRITE) && (a->prot(e, L) & MM_PROT_W))
 				return bad(w, "writable leaf of a read-only grant");
 		}
 	}

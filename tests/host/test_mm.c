@@ -133,11 +133,12 @@ static void t_arch(void)
 				      A->name, L);
 				CHECK(A->addr(e, L) == pa, "%s leaf L%u addr %#" PRIx64, A->name, L,
 				      A->addr(e, L));
-				CHECK(A->prot(e) == prot, "%s leaf L%u prot %#x != %#x", A->name, L,
-				      A->prot(e), prot);
-				CHECK(A->accessed(e) == !!(ad & PT_AD_A) && A->dirty(e) == !!(ad & PT_AD_D),
+				CHECK(A->prot(e, L) == prot, "%s leaf L%u prot %#x != %#x", A->name, L,
+				      A->prot(e, L), prot);
+				CHECK(A->accessed(e, L) == !!(ad & PT_AD_A) &&
+				      A->dirty(e, L) == !!(ad & PT_AD_D),
 				      "%s leaf made with A/D %u reads A %d D %d", A->name, ad,
-				      A->accessed(e), A->dirty(e));
+				      A->accessed(e, L), A->dirty(e, L));
 			}
 		}
 		if (L > 1) {
@@ -779,7 +780,7 @@ static void t_wide(void)
 	/* does a COW leaf fit in this table's leaf bits? */
 	struct mm_status cw = { .kind = MM_COW, .prot = MM_PROT_R | MM_PROT_W | MM_PROT_U };
 	uint64_t leaf = A->make_leaf(0x80000000ull, MM_PROT_R | MM_PROT_U, 1, 0);
-	bool fits = A->leaf_status_encode && A->leaf_status_encode(mm_status_word(&cw), &leaf);
+	bool fits = A->leaf_status_encode && A->leaf_status_encode(mm_status_word(&cw), &leaf, 1);
 	long k;
 	for (k = 1;; k++) {
 		host_rcu_barrier();
@@ -1098,11 +1099,11 @@ static uint64_t *leaf_of(struct mm_as *as, uint64_t va, unsigned *level)
 	return NULL;
 }
 
-/* The A and D bits of this arch, found through its decoders. */
+/* The A and D bits of this arch's 4 KiB leaves, found through its decoders. */
 static uint64_t ad_bit(bool dirty)
 {
 	for (unsigned b = 0; b < 64; b++)
-		if (dirty ? A->dirty(1ull << b) : A->accessed(1ull << b))
+		if (dirty ? A->dirty(1ull << b, 1) : A->accessed(1ull << b, 1))
 			return 1ull << b;
 	return 0;
 }
@@ -1163,7 +1164,7 @@ static void t_pager(void)
 	/* COW stays COW, read-only in hardware, logical prot R now */
 	unsigned lv;
 	uint64_t *e = leaf_of(&x.as, B + 4 * PG, &lv);
-	CHECK(e && !(A->prot(*e) & MM_PROT_W), "COW leaf writable");
+	CHECK(e && !(A->prot(*e, lv) & MM_PROT_W), "COW leaf writable");
 	/* upgrade back to RW: mapped pages become writable, A/D kept */
 	e = leaf_of(&x.as, B, &lv);
 	*e |= Abit | Dbit;
@@ -1172,9 +1173,9 @@ static void t_pager(void)
 	spec_protect(&x.s, B, 24 * PG, RW);
 	mm_release(&c);
 	e = leaf_of(&x.as, B, &lv);
-	CHECK(e && (A->prot(*e) & MM_PROT_W) && (*e & Abit) && (*e & Dbit), "RW leaf / A/D lost");
+	CHECK(e && (A->prot(*e, lv) & MM_PROT_W) && (*e & Abit) && (*e & Dbit), "RW leaf / A/D lost");
 	e = leaf_of(&x.as, B + 4 * PG, &lv);
-	CHECK(e && !(A->prot(*e) & MM_PROT_W), "COW leaf made writable by protect");
+	CHECK(e && !(A->prot(*e, lv) & MM_PROT_W), "COW leaf made writable by protect");
 	check_window(&x.as, &x.s, "protect RW");
 
 	/* make_cow: mapped pages become COW (logical RW), hardware read-only */
@@ -1185,7 +1186,7 @@ static void t_pager(void)
 	      in.pa == pa[1], "make_cow query");
 	mm_release(&c);
 	e = leaf_of(&x.as, B + PG, &lv);
-	CHECK(e && !(A->prot(*e) & MM_PROT_W), "made-COW leaf writable");
+	CHECK(e && !(A->prot(*e, lv) & MM_PROT_W), "made-COW leaf writable");
 	check_wf(&x.as, "make_cow");
 	check_window(&x.as, &x.s, "make_cow");
 

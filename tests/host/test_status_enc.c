@@ -70,18 +70,18 @@ static bool one_leaf(const struct pt_arch *a, const struct isa *isa, unsigned L,
 	uint64_t leaf = a->make_leaf(pa, hw, L, PT_AD_A), pte = leaf, w = mm_status_word(&st);
 	CHECK(!a->leaf_status_decode || !(leaf & a->leaf_status_bits), "%s: a fresh leaf has status bits",
 	      a->name);
-	if (!a->leaf_status_encode || !a->leaf_status_encode(w, &pte))
+	if (!a->leaf_status_encode || !a->leaf_status_encode(w, &pte, L))
 		return false;
 	CHECK(!((pte ^ leaf) & ~isa->ignored), "%s L%u: status %#" PRIx64 " changed bits the walker reads"
 	      " (%#" PRIx64 " -> %#" PRIx64 ")", a->name, L, w, leaf, pte);
 	CHECK(!(pte & ~leaf & ~a->leaf_status_bits), "%s: status outside leaf_status_bits", a->name);
-	CHECK(a->present(pte) && a->is_leaf(pte, L) && a->addr(pte, L) == pa && a->prot(pte) == hw &&
-	      a->accessed(pte) && !a->dirty(pte), "%s L%u: the leaf reads differently with a status",
+	CHECK(a->present(pte) && a->is_leaf(pte, L) && a->addr(pte, L) == pa && a->prot(pte, L) == hw &&
+	      a->accessed(pte, L) && !a->dirty(pte, L), "%s L%u: the leaf reads differently with a status",
 	      a->name, L);
-	CHECK(a->leaf_status_decode(pte) == w, "%s L%u: leaf status %#" PRIx64 " decodes as %#" PRIx64,
-	      a->name, L, w, a->leaf_status_decode(pte));
+	CHECK(a->leaf_status_decode(pte, L) == w, "%s L%u: leaf status %#" PRIx64 " decodes as %#" PRIx64,
+	      a->name, L, w, a->leaf_status_decode(pte, L));
 	uint64_t clr = pte;
-	CHECK(a->leaf_status_encode(0, &clr) && clr == leaf, "%s: clearing the status", a->name);
+	CHECK(a->leaf_status_encode(0, &clr, L) && clr == leaf, "%s: clearing the status", a->name);
 	return true;
 }
 
@@ -110,7 +110,7 @@ static unsigned leaves(const struct pt_arch *a, const struct isa *isa)
 		 * rebuilt from it: refused, never misread */
 		uint64_t pte = a->make_leaf(0, ro, L, 0);
 		struct mm_status bad = { .kind = MM_COW, .prot = rw | MM_PROT_X };
-		CHECK(!a->leaf_status_encode || !a->leaf_status_encode(mm_status_word(&bad), &pte),
+		CHECK(!a->leaf_status_encode || !a->leaf_status_encode(mm_status_word(&bad), &pte, L),
 		      "%s: COW with other permissions than the leaf's accepted", a->name);
 		n += 7;
 	}

@@ -41,7 +41,9 @@
  * --mutate drops every third flush request: the run must fail (the checks
  * bite). A core built with -DMM_BUG_NO_BBM (tlb_nobbm) replaces entries
  * without breaking them first: on a table that needs BBM the run must
- * fail with a TLB conflict. --lazy does not apply to such a table (its
+ * fail with a TLB conflict (tests/model/bbm_mutant.py runs every registered
+ * table so; --print-bbm prints 1 or 0, the table's needs_bbm, and exits,
+ * so the script asks the table itself). --lazy does not apply to such a table (its
  * tlb_flush must be complete on return): exit 77, skipped.
  * --threads T (2 or 4, not with --lazy): T OS threads, each one hart,
  * transact concurrently on disjoint sets of 8-page chunks (sharing PT pages)
@@ -131,7 +133,7 @@ static bool walk_tabs(uint64_t va, struct tlbe *out, struct tlbe *tabs, unsigned
 		uint64_t size = 1ull << pt_shift(A, L);
 		bool leaf = L == 1 || A->is_leaf(e, L);
 		struct tlbe x = { .valid = true, .table = !leaf, .va = va & ~(size - 1), .size = size,
-				  .pa = A->addr(e, L), .prot = leaf ? A->prot(e) : 0 };
+				  .pa = A->addr(e, L), .prot = leaf ? A->prot(e, L) : 0 };
 		if (leaf) {
 			*out = x;
 			return true;
@@ -571,6 +573,7 @@ int main(int argc, char **argv)
 	const char *arch = "sv39", *proto = "adv";
 	long steps = 20000;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	int print_bbm = 0;
 	if (mm_arch_list_requested(argc, argv))
 		return 0;
 	for (int i = 1; i < argc; i++) {
@@ -586,9 +589,11 @@ int main(int argc, char **argv)
 			lazy = 1;
 		else if (!strcmp(argv[i], "--mutate"))
 			mutate = 1;
+		else if (!strcmp(argv[i], "--print-bbm"))
+			print_bbm = 1;
 		else {
 			fprintf(stderr, "usage: tlb --arch %s --mm P [--lazy | --threads T] [--steps N] "
-				"[--seed N] [--mutate]\n       tlb --list-arch\n", mm_arch_names());
+				"[--seed N] [--mutate]\n       tlb --arch A --print-bbm\n       tlb --list-arch\n", mm_arch_names());
 			return 2;
 		}
 	}
@@ -598,6 +603,10 @@ int main(int argc, char **argv)
 	    (nthreads > 1 && lazy)) {
 		fprintf(stderr, "tlb: bad --arch, --mm, --steps or --threads (1, 2, 4; not with --lazy)\n");
 		return 2;
+	}
+	if (print_bbm) {
+		printf("%d\n", A->needs_bbm);
+		return 0;
 	}
 	if (lazy && A->needs_bbm) {
 		printf("tlb %s: --lazy does not apply to a table that needs break-before-make "

@@ -221,6 +221,18 @@ int mm_age(struct mm_cursor *c, uint64_t va, struct mm_info *out);
  * read-only: COW or without W, a protection fault, not a dirty update). */
 int mm_touch(struct mm_cursor *c, uint64_t va, bool write);
 
+/* The end of a fault at va (write: a store) that found the page mapped or
+ * COW with the rights the access needs: another hart resolved it first,
+ * or (hw_ad false) only the accessed (dirty) bit was missing. Records the
+ * access where software keeps A/D (mm_touch), and sets *flush_local when
+ * the faulting hart must drop its own translation of va before it retries:
+ * where the table's TLB may cache the invalid or permission-faulting entry
+ * it faulted on (pt_arch.tlb_caches_invalid), since no flush comes from a
+ * leaf that did not change. The caller flushes after mm_release, on its
+ * own hart only. Needs va locked. MM_OK; mm_touch's errors (then
+ * *flush_local false and nothing changed). */
+int mm_fault_settle(struct mm_cursor *c, uint64_t va, bool write, bool *flush_local);
+
 /* Unmap the mapped (not COW) 4 KiB page at va and hand its frame to the
  * caller: it is NOT given to plat->frame_release; the caller owns the
  * mapping's reference from now on. *out is the page as the entry last

@@ -50,6 +50,14 @@ struct pt_arch {
 	 * (va_bits is then the width of each half). false: one root holds
 	 * both, addresses sign-extend bit va_bits-1. */
 	bool split_roots;
+	/* The TLB may keep a translation that faulted: a not-present entry,
+	 * or a valid one whose permissions (or missing A/D with hw_ad false)
+	 * made the access fault, so the access can fault again after the
+	 * entry was fixed in memory, until the hart flushes it. A fault that
+	 * finds its page already resolved (mm_fault_settle) then has the
+	 * faulting hart flush the page locally before it retries; false: the
+	 * fault itself drops the entry (x86-64) and the retry walks afresh. */
+	bool tlb_caches_invalid;
 
 	/* Entry constructors. pa is aligned to the level's page size; prot is
 	 * MM_PROT_* and includes MM_PROT_R, its memory type one of mem_types;
@@ -59,13 +67,20 @@ struct pt_arch {
 	uint64_t (*make_table)(uint64_t child_pa);
 
 	/* Decoders. An entry is empty iff !present. A present entry at level 1
-	 * is always a leaf. */
+	 * is always a leaf. Every decoder of a present entry gets the level
+	 * the entry sits at, because formats move bits between leaf sizes
+	 * (x86-64: PAT is bit 7 in a 4 KiB leaf, where huge leaves have PS,
+	 * and bit 12 in 2 MiB / 1 GiB leaves; LoongArch: G is bit 6 in a
+	 * 4 KiB leaf and bit 12 in a huge one). present alone is level-free:
+	 * empty and status entries (status_encode) must read as empty wherever
+	 * they sit, and every valid bit here is bit 0 at every level. */
 	bool (*present)(uint64_t pte);
 	bool (*is_leaf)(uint64_t pte, unsigned level);
 	uint64_t (*addr)(uint64_t pte, unsigned level);  /* table: child pa; leaf: page pa */
-	unsigned (*prot)(uint64_t pte);                   /* leaf perms as MM_PROT_*, type included */
-	bool (*accessed)(uint64_t pte);
-	bool (*dirty)(uint64_t pte);
+	/* leaf perms as MM_PROT_*, type included */
+	unsigned (*prot)(uint64_t pte, unsigned level);
+	bool (*accessed)(uint64_t pte, unsigned level);
+	bool (*dirty)(uint64_t pte, unsigned level);
 
 	/* Software statuses in non-present entries, so a page table needs no
 	 * side array for them. word is a non-zero status word (status.h,
@@ -81,15 +96,15 @@ struct pt_arch {
 	/* Software statuses of present leaves, in the few bits a leaf leaves
 	 * to software (leaf_status_bits; 0 and both hooks NULL: none, every
 	 * leaf status goes to the metadata array). leaf_status_encode: *pte
-	 * is a leaf; word a status word of kind MM_COW or MM_MAPPED (limits),
+	 * is a leaf at level; word a status word of kind MM_COW or MM_MAPPED (limits),
 	 * or 0. true: *pte with its leaf_status_bits replaced by word's
 	 * encoding (0: cleared); false (*pte untouched) when the bits cannot
 	 * say word for this leaf. leaf_status_decode: the word a leaf holds,
 	 * 0 for none. Only the status bits may differ between leaves that
 	 * hold different words; every other decoder ignores them. */
 	uint64_t leaf_status_bits;
-	bool (*leaf_status_encode)(uint64_t word, uint64_t *pte);
-	uint64_t (*leaf_status_decode)(uint64_t pte);
+	bool (*leaf_status_encode)(uint64_t word, uint64_t *pte, unsigned level);
+	uint64_t (*leaf_status_decode)(uint64_t pte, unsigned level);
 };
 
 /* The status encoding of a format whose valid bit is bit 0 and whose
