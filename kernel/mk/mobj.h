@@ -97,8 +97,26 @@ struct mobj_map *mobj_map_reserve(struct mobj *o, struct task *t, int *err);  /*
 void mobj_map_unreserve(struct mobj_map *r);            /* no cursor */
 void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t len,
 		     uint32_t off, unsigned prot);       /* under the cursor over the range */
-void mobj_unmapped(struct task *t, uint64_t va, uint64_t len);  /* under the cursor */
-void mobj_zombies_reap(void);                           /* no cursor, no mobj_lock */
+extern uint32_t mobj_task_recs[MAX_TASKS];   /* attached records per task slot (mobj_map.c) */
+extern unsigned mobj_nzombies;               /* records waiting for mobj_zombies_reap */
+void mobj_unmapped_records(struct task *t, uint64_t va, uint64_t len);
+void mobj_zombies_reap_all(void);
+/* Needs the cursor over [va, va + len) of t, just unmapped. Records of t
+ * it covers are detached, ones it cuts at an end trimmed to what is left.
+ * A task that maps no object pays one load, here, inline: every unmap and
+ * mark calls it. */
+static inline void mobj_unmapped(struct task *t, uint64_t va, uint64_t len)
+{
+	if (__atomic_load_n(&mobj_task_recs[t->id], __ATOMIC_RELAXED))
+		mobj_unmapped_records(t, va, len);
+}
+/* No cursor, no mobj_lock: drop the records an unmap detached (one load
+ * when there are none). */
+static inline void mobj_zombies_reap(void)
+{
+	if (__atomic_load_n(&mobj_nzombies, __ATOMIC_RELAXED))
+		mobj_zombies_reap_all();
+}
 void mobj_task_gone(struct task *t);                    /* reap: t's space torn down */
 long sys_mobj_op(struct task *t, long slot, uint64_t op, uint64_t off, uint64_t npages);
 

@@ -21,12 +21,12 @@
 #include "pagewait.h"
 
 struct mobj_map mobj_maps[MOBJ_MAPS_MAX];
-static unsigned nzombies;      /* mobj_lock's */
+unsigned mobj_nzombies;        /* mobj_lock's; read without it by mobj_zombies_reap */
 /* Attached records per task slot (mobj_lock's; read without it by
  * mobj_unmapped, whose caller holds a cursor of that task: a record of
  * its range cannot appear meanwhile), so an unmap in a task that maps no
- * object costs one load. */
-static uint32_t task_recs[MAX_TASKS];
+ * object costs one load (inline, mobj.h). */
+uint32_t mobj_task_recs[MAX_TASKS];
 
 /* The status argument of a mapping of o whose page va shows object page
  * off (mobj.h: slot | gen | bias). */
@@ -53,7 +53,7 @@ struct mobj_map *mobj_map_reserve(struct mobj *o, struct task *t, int *err)
 {
 	struct mobj_map *r = NULL;
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
-	*err = task_recs[t->id] >= MOBJ_MAPS_PER_TASK ? -E_QUOTA : -E_NOMEM;
+	*err = mobj_task_recs[t->id] >= MOBJ_MAPS_PER_TASK ? -E_QUOTA : -E_NOMEM;
 	for (int i = 0; i < MOBJ_MAPS_MAX && !r && *err == -E_NOMEM; i++)
 		if (!mobj_maps[i].o)
 			r = &mobj_maps[i];
@@ -87,7 +87,7 @@ void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t l
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	r->t = t;
 	r->tgen = t->gen;
-	task_recs[t->id]++;
+	mobj_task_recs[t->id]++;
 	r->va = va;
 	r->off = off;
 	r->npages = (uint32_t)(len / PAGE_SIZE);
@@ -98,10 +98,10 @@ void mobj_map_attach(struct mobj_map *r, struct task *t, uint64_t va, uint64_t l
 /* Needs mobj_lock. Detach r: its reference is dropped by the next reap. */
 static void detach(struct mobj_map *r)
 {
-	task_recs[r->t->id]--;
+	mobj_task_recs[r->t->id]--;
 	r->t = NULL;
 	r->zombie = 1;
-	nzombies++;
+	mobj_nzombies++;
 }
 
 /* Needs mobj_lock; [va, end) lies strictly inside r's range. r keeps
@@ -123,16 +123,14 @@ static void split(struct mobj_map *r, uint64_t va, uint64_t end)
 	n->npages = r->npages - skip;
 	r->npages = head;
 	mobj_get(n->o);
-	task_recs[r->t->id]++;
+	mobj_task_recs[r->t->id]++;
 }
 
 /* Needs the cursor over [va, va + len) of t, just unmapped. Records of t
  * it covers are detached, ones it cuts at an end trimmed to what is left. */
-void mobj_unmapped(struct task *t, uint64_t va, uint64_t len)
+void mobj_unmapped_records(struct task *t, uint64_t va, uint64_t len)
 {
 	uint64_t end = va + len;
-	if (!__atomic_load_n(&task_recs[t->id], __ATOMIC_RELAXED))
-		return;
 	unsigned long f = spin_lock_irqsave(&mobj_lock);
 	for (int i = 0; i < MOBJ_MAPS_MAX; i++) {
 		struct mobj_map *r = &mobj_maps[i];
@@ -157,10 +155,8 @@ void mobj_unmapped(struct task *t, uint64_t va, uint64_t len)
 	spin_unlock_irqrestore(&mobj_lock, f);
 }
 
-void mobj_zombies_reap(void)
+void mobj_zombies_reap_all(void)
 {
-	if (!__atomic_load_n(&nzombies, __ATOMIC_RELAXED))
-		return;
 	for (int i = 0; i < MOBJ_MAPS_MAX; i++) {
 		struct mobj *o = NULL;
 		unsigned long f = spin_lock_irqsave(&mobj_lock);
@@ -169,7 +165,7 @@ void mobj_zombies_reap(void)
 			o = r->o;
 			r->o = NULL;
 			r->zombie = 0;
-			nzombies--;
+			mobj_nzombies--;
 		}
 		spin_unlock_irqrestore(&mobj_lock, f);
 		if (o)

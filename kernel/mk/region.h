@@ -35,6 +35,7 @@ struct txn {
 	struct cchunk *spare[REGION_MAX_OPS];  /* EVICT: a CSpace chunk for its slot */
 	unsigned frames;           /* plan: frames reserved for the ops */
 	struct mobj_map *rec[REGION_MAX_OPS];  /* MAP_OBJ: its mapping record (mobj.h) */
+	unsigned recs;             /* decode: MAP_OBJ records reserved (0: rec[] all NULL) */
 };
 
 /* Decode (region_decode.c). Needs: no lock held. Checks the region cap,

@@ -147,6 +147,7 @@ static int mobj_decode(struct txn *x, long i)
 	if (op->arg < 0 || off >= oc->o.mobj->npages || n > oc->o.mobj->npages - off)
 		return -E_RANGE;
 	x->rec[i] = mobj_map_reserve(oc->o.mobj, x->target, &err);
+	x->recs += x->rec[i] != NULL;
 	return err;
 }
 
@@ -187,11 +188,12 @@ static int prepare_chunks(struct txn *x)
  * mapping records no MAP_OBJ used. */
 static void frames_drop(struct txn *x, int referenced)
 {
-	for (long i = 0; i < x->n; i++) {
+	for (long i = 0; x->recs && i < x->n; i++) {
 		if (x->rec[i])
 			mobj_map_unreserve(x->rec[i]);
 		x->rec[i] = NULL;
 	}
+	x->recs = 0;
 	for (long i = 0; x->maps && i < x->n; i++) {
 		if (x->counted[i])
 			uvm_frame_unmapped(x->frame_pa[i]);
@@ -206,6 +208,7 @@ int txn_decode(struct txn *x, long slot)
 {
 	int err = 0;
 	x->bad = -1;
+	x->recs = 0;
 	for (long i = 0; i < x->n; i++)
 		x->frame_pa[i] = 0, x->counted[i] = 0, x->limits[i] = 0, x->charged[i] = 0,
 		x->spare[i] = NULL, x->dev_pa[i] = 0, x->dev_len[i] = 0, x->rec[i] = NULL;
