@@ -199,16 +199,18 @@ static long victim_restore(struct swappager *sp, unsigned k)
 	return 0;
 }
 
-/* Free-list entry k is not free after all: the last entry takes its place
- * (the slot numbers in fs[] are swapped, so every slot stays listed). */
-static void free_entry_drop(struct swappager *sp, unsigned k, unsigned last)
+/* Free-list entry k moves to position `to` (k's data there; the two
+ * slot numbers in fs[] trade places, so every slot stays listed). The
+ * entry at `to` had its frame restored to the client: only its slot is
+ * kept. */
+static void free_entry_move(struct swappager *sp, unsigned to, unsigned k)
 {
-	long fs = sp->fs[k];
-	sp->fs[k] = sp->fs[last];
-	sp->fs[last] = fs;
-	sp->fpos[k] = sp->fpos[last];
-	sp->fidx[k] = sp->fidx[last];
-	sp->fzero[k] = sp->fzero[last];
+	long fs = sp->fs[to];
+	sp->fs[to] = sp->fs[k];
+	sp->fs[k] = fs;
+	sp->fpos[to] = sp->fpos[k];
+	sp->fidx[to] = sp->fidx[k];
+	sp->fzero[to] = sp->fzero[k];
 }
 
 /* Fill the free list: fresh frames while fewer than `frames` were ever
@@ -244,28 +246,32 @@ static long refill(struct swappager *sp)
 	r = scratch_map(sp, n);
 	if (r)
 		return r;
-	unsigned restored = 0;
-	for (unsigned k = 0; k < n;) {
+	/* Victim k stays at scratch page k for the whole pass, so each is
+	 * copied out through its own page; the entries that stay free are
+	 * packed down to 0 .. kept-1 as they are passed, and the scratch
+	 * pages are remapped to match after the pass. */
+	unsigned kept = 0;
+	for (unsigned k = 0; k < n; k++) {
 		uint32_t idx = sp->fidx[k];
 		if (sp->fzero[k] || (!(sp->state[idx] & PS_DIRTY) && (sp->state[idx] & PS_VALID))) {
 			if (!sp->fzero[k])
 				sp->st.out++;
 			sp->state[idx] &= (uint8_t)~PS_DIRTY;
-			k++;
-			continue;
-		}
-		if (!store_out(sp, idx, k)) {
+		} else if (!store_out(sp, idx, k)) {
 			sp->st.out++;
 			sp->st.written++;
 			sp->state[idx] = (uint8_t)((sp->state[idx] & ~PS_DIRTY) | PS_VALID);
-			k++;
+		} else {
+			if ((r = victim_restore(sp, k)))
+				return r;
 			continue;
 		}
-		if ((r = victim_restore(sp, k)))
-			return r;
-		free_entry_drop(sp, k, --n);
-		restored++;
+		if (kept != k)
+			free_entry_move(sp, kept, k);
+		kept++;
 	}
+	unsigned restored = n - kept;
+	n = kept;
 	sp->nfree = n;
 	/* Scratch page k must show free frame k again (and the restored
 	 * frames no page of ours). */
