@@ -30,9 +30,10 @@ struct plan {
 	struct cpu_ent cpus[X86_BOOT_CPUS_MAX];
 	int ncpus;
 	const char *cmdline;                 /* NULL: none */
+	uint32_t cmdline_len;                /* without its NUL */
 };
 
-/* Static, not on the boot stack: ~20 KiB. Boot runs this once, on one CPU. */
+/* Static, not on the boot stack: ~11 KiB. Boot runs this once, on one CPU. */
 static struct plan plan;
 
 static int refuse(const char **why, const char *reason)
@@ -103,29 +104,30 @@ static int plan_memory(const struct acpi_window *w, const struct hvm_start_info 
 		return refuse(why, "PVH start info has no memory map");
 	if (n > X86_BOOT_MEMMAP_MAX)
 		return refuse(why, "PVH memory map has more entries than boot reads");
-	const struct hvm_memmap_table_entry *m = (const void *)acpi_map(w, si->memmap_paddr,
-									(uint64_t)n * sizeof *m);
+	/* read field by field: firmware need not align the table */
+	const uint32_t esz = sizeof(struct hvm_memmap_table_entry);
+	const uint8_t *m = acpi_map(w, si->memmap_paddr, (uint64_t)n * esz);
 	if (!m)
 		return refuse(why, "PVH memory map outside memory");
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t lo = m[i].addr, size = m[i].size;
-		if (!fdt_range_ok(lo, size))
+	for (const uint8_t *e = m; e < m + n * esz; e += esz) {
+		uint64_t base = acpi_le64(e), size = acpi_le64(e + 8), lo = base;
+		if (!fdt_range_ok(base, size))
 			return refuse(why, "PVH memory map entry past the physical address space");
-		if (m[i].type != HVM_MEMMAP_RAM || !size)
+		if (acpi_le32(e + 16) != HVM_MEMMAP_RAM || !size)
 			continue;
 		if (lo < X86_BOOT_LOW_LIMIT)
 			lo = X86_BOOT_LOW_LIMIT;
-		if (lo < m[i].addr + size)
-			spans_add(p->ram, &p->nram, lo, m[i].addr + size);
+		if (lo < base + size)
+			spans_add(p->ram, &p->nram, lo, base + size);
 	}
 	if (p->nram == 0)
 		return refuse(why, "PVH memory map has no RAM above 1 MiB");
 	if (p->nram > BI_MAX_MEM)
 		return refuse(why, "PVH memory map has more RAM runs than the kernel holds");
-	for (uint32_t i = 0; i < n; i++)
-		if (m[i].type != HVM_MEMMAP_RAM)
-			reserve(p, m[i].addr, m[i].size);
-	reserve(p, si->memmap_paddr, (uint64_t)n * sizeof *m);
+	for (const uint8_t *e = m; e < m + n * esz; e += esz)
+		if (acpi_le32(e + 16) != HVM_MEMMAP_RAM)
+			reserve(p, acpi_le64(e), acpi_le64(e + 8));
+	reserve(p, si->memmap_paddr, (uint64_t)n * esz);
 	return 0;
 }
 
@@ -146,6 +148,7 @@ static int plan_loader(const struct acpi_window *w, const struct hvm_start_info 
 		if (len == max)
 			return refuse(why, "PVH command line not terminated within BI_ARGS_LEN bytes");
 		p->cmdline = s;
+		p->cmdline_len = (uint32_t)len;
 		reserve(p, si->cmdline_paddr, len + 1);
 	}
 	uint32_t nm = si->nr_modules;
@@ -153,21 +156,21 @@ static int plan_loader(const struct acpi_window *w, const struct hvm_start_info 
 		return 0;
 	if (nm > X86_BOOT_MODULES_MAX)
 		return refuse(why, "PVH start info lists more modules than boot reads");
-	const struct hvm_modlist_entry *ml = (const void *)acpi_map(w, si->modlist_paddr,
-								    (uint64_t)nm * sizeof *ml);
+	const uint32_t esz = sizeof(struct hvm_modlist_entry);
+	const uint8_t *ml = acpi_map(w, si->modlist_paddr, (uint64_t)nm * esz);
 	if (!ml)
 		return refuse(why, "PVH module list outside memory");
-	reserve(p, si->modlist_paddr, (uint64_t)nm * sizeof *ml);
-	for (uint32_t i = 0; i < nm; i++) {
-		if (!fdt_range_ok(ml[i].paddr, ml[i].size))
+	reserve(p, si->modlist_paddr, (uint64_t)nm * esz);
+	for (const uint8_t *e = ml; e < ml + nm * esz; e += esz) {
+		uint64_t base = acpi_le64(e), size = acpi_le64(e + 8), line = acpi_le64(e + 16);
+		if (!fdt_range_ok(base, size))
 			return refuse(why, "PVH module past the physical address space");
-		reserve(p, ml[i].paddr, ml[i].size);
-		const char *c = ml[i].cmdline_paddr ?
-			(const char *)acpi_map(w, ml[i].cmdline_paddr, 1) : NULL;
+		reserve(p, base, size);
+		const char *c = line ? (const char *)acpi_map(w, line, 1) : NULL;
 		if (c) {
-			uint64_t avail = w->size - ml[i].cmdline_paddr;
+			uint64_t avail = w->size - line;
 			size_t max = avail < MODLINE_MAX ? (size_t)avail : MODLINE_MAX;
-			reserve(p, ml[i].cmdline_paddr, strnlen(c, max) + 1);
+			reserve(p, line, strnlen(c, max) + 1);
 		}
 	}
 	return 0;
@@ -366,7 +369,7 @@ static void write_tree(struct out *o, const struct plan *p, uint64_t timebase_hz
 
 	node(o, "chosen");
 	if (p->cmdline)
-		prop_str(o, "bootargs", p->cmdline);
+		prop(o, "bootargs", p->cmdline, p->cmdline_len + 1);
 	prop_str(o, "stdout-path", "/isa/serial@i3f8");
 	token(o, FDT_END_NODE);
 

@@ -548,220 +548,101 @@ static void case_exact_buffer(void)
 	CHECK(build(0, 1000000, 3, &why) == -E_NOMEM, "3-byte buffer");
 }
 
-/* --- refused machines: each starts from a good one already built --- */
+/* --- refused machines: each mutates a good one (2 processors) whose
+ * DTB is already in the buffer --- */
 
-static void case_bad_rsdp_checksum(void)
+static void rsdp_sum(void) { mem[RSDP_PA + 8] ^= 1; }
+static void rsdp_xsum(void) { mem[RSDP_PA + 32] ^= 1; }
+static void rsdp_sig(void) { memcpy(mem + RSDP_PA, "RSD PTX ", 8); }
+static void rsdp_gone(void) { si->rsdp_paddr = 0; memset(mem + RSDP_PA, 0, 36); }
+static void xsdt_far(void) { rsdp(RSDP_PA, 2, 0x7fff0000); }
+static void xsdt_sum(void) { mem[XSDT_PA + 40] ^= 1; }
+static void madt_sum(void) { mem[MADT_PA + 50] ^= 0x10; }
+static void madt_sig(void) { memcpy(mem + MADT_PA, "APIX", 4); sdt_sum(MADT_PA); }
+static void madt_set_len(uint32_t n) { le32(mem + MADT_PA + 4, n); sdt_sum(MADT_PA); }
+static void madt_cut(void) { madt_set_len(madt_len - 3); }      /* cuts the last entry */
+static void madt_short(void) { madt_set_len(40); }
+static void madt_huge(void) { le32(mem + MADT_PA + 4, MEM_SIZE); }
+/* the first local APIC entry (after the I/O APIC's 12 bytes) */
+static void madt_entry_len(uint8_t n) { mem[MADT_PA + 44 + 12 + 1] = n; sdt_sum(MADT_PA); }
+static void madt_entry0(void) { madt_entry_len(0); }
+static void madt_entry4(void) { madt_entry_len(4); }
+static void bsp_online_capable(void)
 {
-	machine(1, "a");
-	if (prime())
-		return;
-	mem[RSDP_PA + 8] ^= 1;
-	refused(0, sizeof dtb, -E_INVAL, "RSDP checksum");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	mem[RSDP_PA + 32] ^= 1;           /* the extended checksum only */
-	refused(0, sizeof dtb, -E_INVAL, "RSDP extended checksum");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	memcpy(mem + RSDP_PA, "RSD PTX ", 8);
-	refused(0, sizeof dtb, -E_INVAL, "RSDP signature");
+	madt_begin(5);
+	madt_lapic(0, 0, 1);
+	madt_lapic(1, 1, 2);
+	madt_end();
 }
-
-static void case_bad_madt_checksum(void)
+static void ram_runs(void)
 {
-	machine(2, "a");
-	if (prime())
-		return;
-	mem[MADT_PA + 50] ^= 0x10;
-	refused(0, sizeof dtb, -E_INVAL, "checksum bad");
-	if (case_failed)
-		return;
-	machine(2, "a");
-	if (prime())
-		return;
-	mem[XSDT_PA + 40] ^= 1;           /* the root's own checksum */
-	refused(0, sizeof dtb, -E_INVAL, "checksum bad");
-}
-
-static void case_truncated_madt(void)
-{
-	machine(2, "a");
-	if (prime())
-		return;
-	le32(mem + MADT_PA + 4, madt_len - 3);   /* cuts the last entry */
-	sdt_sum(MADT_PA);
-	refused(0, sizeof dtb, -E_INVAL, "runs past the table");
-	if (case_failed)
-		return;
-	machine(2, "a");
-	if (prime())
-		return;
-	le32(mem + MADT_PA + 4, 40);             /* shorter than its fixed fields */
-	sdt_sum(MADT_PA);
-	refused(0, sizeof dtb, -E_INVAL, "MADT shorter");
-	if (case_failed)
-		return;
-	machine(2, "a");
-	if (prime())
-		return;
-	le32(mem + MADT_PA + 4, MEM_SIZE);       /* past the end of memory */
-	refused(0, sizeof dtb, -E_INVAL, "length out of range");
-	if (case_failed)
-		return;
-	machine(2, "a");
-	if (prime())
-		return;
-	mem[MADT_PA + 44 + 12 + 1] = 0;          /* an entry of length 0 */
-	sdt_sum(MADT_PA);
-	refused(0, sizeof dtb, -E_INVAL, "shorter than its header");
-	if (case_failed)
-		return;
-	machine(2, "a");
-	if (prime())
-		return;
-	mem[MADT_PA + 44 + 12 + 1] = 4;          /* a local APIC entry of 4 bytes */
-	sdt_sum(MADT_PA);
-	refused(0, sizeof dtb, -E_INVAL, "local APIC entry too short");
-}
-
-static void case_too_many_memory_pieces(void)
-{
-	machine(1, "a");
-	if (prime())
-		return;
 	for (int i = 0; i <= BI_MAX_MEM; i++)
 		map_entry(i, (uint64_t)(2 * i + 2) << 20, 1 << 20, HVM_MEMMAP_RAM);
 	si->memmap_entries = BI_MAX_MEM + 1;
-	refused(0, sizeof dtb, -E_INVAL, "more RAM runs");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	si->memmap_entries = X86_BOOT_MEMMAP_MAX + 1;
-	refused(0, sizeof dtb, -E_INVAL, "more entries than boot reads");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	map_entry(0, 0x100000, 0x90000, HVM_MEMMAP_RAM);   /* all of it below 1 MiB... */
-	map_entry(0, 0, 0x90000, HVM_MEMMAP_RAM);
-	si->memmap_entries = 1;
-	refused(0, sizeof dtb, -E_INVAL, "no RAM above 1 MiB");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	map_entry(3, 0xfffffffffffff000ull, 0x2000, HVM_MEMMAP_RAM);
-	refused(0, sizeof dtb, -E_INVAL, "past the physical address space");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	si->memmap_entries = 0;
-	refused(0, sizeof dtb, -E_INVAL, "no memory map");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	si->memmap_paddr = MEM_SIZE - 24;
-	si->memmap_entries = 2;
-	refused(0, sizeof dtb, -E_INVAL, "memory map outside memory");
 }
+static void map_long(void) { si->memmap_entries = X86_BOOT_MEMMAP_MAX + 1; }
+static void map_low(void) { map_entry(0, 0, 0x90000, HVM_MEMMAP_RAM); si->memmap_entries = 1; }
+static void map_wraps(void) { map_entry(3, 0xfffffffffffff000ull, 0x2000, HVM_MEMMAP_RAM); }
+static void map_none(void) { si->memmap_entries = 0; }
+static void map_far(void) { si->memmap_paddr = MEM_SIZE - 24; si->memmap_entries = 2; }
+static void si_magic(void) { si->magic ^= 1; }
+static void si_v0(void) { si->version = 0; }
+static void cmd_long(void) { memset(mem + CMDLINE_PA, 'a', BI_ARGS_LEN); }  /* no NUL in 512 */
+static void cmd_far(void) { si->cmdline_paddr = MEM_SIZE + 5; }
+static void mods_many(void) { si->nr_modules = X86_BOOT_MODULES_MAX + 1; }
+static void mod_wraps(void) { ((struct hvm_modlist_entry *)(mem + MODLIST_PA))->size = ~0ull; }
+static void nothing(void) {}
 
-static void case_bad_start_info(void)
-{
-	machine(1, "a");
-	if (prime())
-		return;
-	si->magic ^= 1;
-	refused(0, sizeof dtb, -E_INVAL, "magic");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	si->version = 0;
-	refused(0, sizeof dtb, -E_INVAL, "no memory map");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	memset(mem + CMDLINE_PA, 'a', BI_ARGS_LEN);      /* no NUL in 512 bytes */
-	refused(0, sizeof dtb, -E_INVAL, "command line not terminated");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	si->cmdline_paddr = MEM_SIZE + 5;
-	refused(0, sizeof dtb, -E_INVAL, "command line outside memory");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	si->nr_modules = X86_BOOT_MODULES_MAX + 1;
-	refused(0, sizeof dtb, -E_INVAL, "more modules");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	((struct hvm_modlist_entry *)(mem + MODLIST_PA))->size = ~0ull;
-	refused(0, sizeof dtb, -E_INVAL, "module past the physical address space");
-}
+static const struct refusal {
+	const char *group;         /* the case it belongs to */
+	void (*mutate)(void);
+	uint32_t bsp;
+	const char *reason;        /* part of the reason given */
+} refusals[] = {
+	{ "bad-rsdp-checksum", rsdp_sum, 0, "RSDP checksum" },
+	{ "bad-rsdp-checksum", rsdp_xsum, 0, "RSDP extended checksum" },
+	{ "bad-rsdp-checksum", rsdp_sig, 0, "RSDP signature" },
+	{ "bad-madt-checksum", madt_sum, 0, "checksum bad" },
+	{ "bad-madt-checksum", xsdt_sum, 0, "checksum bad" },
+	{ "truncated-madt", madt_cut, 0, "runs past the table" },
+	{ "truncated-madt", madt_short, 0, "MADT shorter" },
+	{ "truncated-madt", madt_huge, 0, "length out of range" },
+	{ "truncated-madt", madt_entry0, 0, "shorter than its header" },
+	{ "truncated-madt", madt_entry4, 0, "local APIC entry too short" },
+	{ "too-many-memory-pieces", ram_runs, 0, "more RAM runs" },
+	{ "too-many-memory-pieces", map_long, 0, "more entries than boot reads" },
+	{ "too-many-memory-pieces", map_low, 0, "no RAM above 1 MiB" },
+	{ "too-many-memory-pieces", map_wraps, 0, "past the physical address space" },
+	{ "too-many-memory-pieces", map_none, 0, "no memory map" },
+	{ "too-many-memory-pieces", map_far, 0, "memory map outside memory" },
+	{ "bad-start-info", si_magic, 0, "magic" },
+	{ "bad-start-info", si_v0, 0, "no memory map" },
+	{ "bad-start-info", cmd_long, 0, "command line not terminated" },
+	{ "bad-start-info", cmd_far, 0, "command line outside memory" },
+	{ "bad-start-info", mods_many, 0, "more modules" },
+	{ "bad-start-info", mod_wraps, 0, "module past the physical address space" },
+	{ "bad-processors", nothing, 7, "boot processor" },
+	{ "bad-processors", bsp_online_capable, 1, "boot processor" },
+	{ "bad-processors", madt_sig, 0, "no ACPI MADT" },
+	{ "bad-processors", rsdp_gone, 0, "no ACPI RSDP" },
+	{ "bad-processors", xsdt_far, 0, "outside memory" },
+};
 
-static void case_bad_processors(void)
+/* Every refusal of the running case's group. */
+static void case_refusals(void)
 {
-	machine(2, "a");
-	if (prime())
-		return;
-	refused(7, sizeof dtb, -E_INVAL, "boot processor");
-	if (case_failed)
-		return;
-	machine(2, "a");
-	madt_begin(5);
-	madt_lapic(0, 0, 1);
-	madt_lapic(1, 1, 2);                     /* the BSP only online-capable */
-	madt_end();
-	if (prime())
-		return;
-	refused(1, sizeof dtb, -E_INVAL, "boot processor");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	memcpy(mem + MADT_PA, "APIX", 4);
-	sdt_sum(MADT_PA);
-	refused(0, sizeof dtb, -E_INVAL, "no ACPI MADT");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	si->rsdp_paddr = 0;
-	memset(mem + RSDP_PA, 0, 36);
-	refused(0, sizeof dtb, -E_INVAL, "no ACPI RSDP");
-	if (case_failed)
-		return;
-	machine(1, "a");
-	if (prime())
-		return;
-	rsdp(RSDP_PA, 2, 0x7fff0000);            /* the XSDT outside memory */
-	refused(0, sizeof dtb, -E_INVAL, "outside memory");
+	int n = 0;
+	for (unsigned i = 0; i < sizeof refusals / sizeof refusals[0] && !case_failed; i++) {
+		if (strcmp(refusals[i].group, case_name))
+			continue;
+		n++;
+		machine(2, "a");
+		if (prime())
+			return;
+		refusals[i].mutate();
+		refused(refusals[i].bsp, sizeof dtb, -E_INVAL, refusals[i].reason);
+	}
+	CHECK(n > 0 || case_failed, "no refusal in this group");
 }
 
 static const struct {
@@ -779,12 +660,12 @@ static const struct {
 	{ "memory-merge", case_memory_merge },
 	{ "many-reservations", case_many_reservations },
 	{ "exact-buffer", case_exact_buffer },
-	{ "bad-rsdp-checksum", case_bad_rsdp_checksum },
-	{ "bad-madt-checksum", case_bad_madt_checksum },
-	{ "truncated-madt", case_truncated_madt },
-	{ "too-many-memory-pieces", case_too_many_memory_pieces },
-	{ "bad-start-info", case_bad_start_info },
-	{ "bad-processors", case_bad_processors },
+	{ "bad-rsdp-checksum", case_refusals },
+	{ "bad-madt-checksum", case_refusals },
+	{ "truncated-madt", case_refusals },
+	{ "too-many-memory-pieces", case_refusals },
+	{ "bad-start-info", case_refusals },
+	{ "bad-processors", case_refusals },
 };
 
 int main(void)
