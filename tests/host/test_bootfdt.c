@@ -5,7 +5,11 @@
  * processors, timebase, bootargs, what memmap.c must keep from the frame
  * allocator); each refused one must return -E_INVAL (-E_NOMEM for a small
  * buffer) with a reason and leave no DTB magic in the buffer. Prints a line
- * per case and "test_bootfdt: N cases, F failed"; exit 0 only when F is 0. */
+ * per case and "test_bootfdt: N cases, F failed"; exit 0 only when F is 0.
+ *
+ * test_bootfdt --scan FILE: validate and scan the DTB in FILE as boot
+ * does and print what boot_info holds, a fact a line (pvh_probe.py reads
+ * them from the DTB a real QEMU PVH boot gave); exit 1 if it is refused. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -668,9 +672,51 @@ static const struct {
 	{ "bad-processors", case_refusals },
 };
 
-int main(void)
+/* --scan: print boot_info of the DTB in path. */
+static int scan_file(const char *path)
+{
+	static uint8_t blob[FDT_MAX_SIZE];
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 2;
+	size_t n = fread(blob, 1, sizeof blob, f);
+	fclose(f);
+	const char *why;
+	if (fdt_validate(blob, (uint32_t)n, &why)) {
+		printf("refused %s\n", why);
+		return 1;
+	}
+	memset(&bi, 0, sizeof bi);
+	bi.cpus = cpus;
+	bi.cpus_cap = 64;
+	if (fdt_scan(blob, 0x5000000, &bi)) {
+		printf("refused %s\n", bi.refused);
+		return 1;
+	}
+	printf("boot_cpuid %u\ntimebase %llu\n", bi.boot_cpuid, (unsigned long long)bi.timebase);
+	if (bi.has_bootargs)
+		printf("bootargs %s\n", bi.bootargs);
+	for (int i = 0; i < bi.nmem; i++)
+		printf("mem %#llx %#llx\n", (unsigned long long)bi.mem[i].base,
+		       (unsigned long long)bi.mem[i].size);
+	for (int i = 0; i < bi.nmemrsv; i++)
+		printf("memrsv %#llx %#llx\n", (unsigned long long)bi.memrsv[i].base,
+		       (unsigned long long)bi.memrsv[i].size);
+	for (int i = 0; i < bi.ncpus && i < bi.cpus_cap; i++)
+		printf("cpu %u %s %s\n", cpus[i].hartid, cpus[i].okay ? "okay" : "disabled",
+		       cpus[i].has_mmu ? cpus[i].mmu_type : "no-mmu");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	kshim_init();
+	if (argc == 3 && !strcmp(argv[1], "--scan"))
+		return scan_file(argv[2]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: test_bootfdt [--scan FILE]\n");
+		return 2;
+	}
 	mem = calloc(1, MEM_SIZE);
 	if (!mem)
 		return 2;
