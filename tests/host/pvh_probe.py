@@ -3,7 +3,7 @@
 
 Usage: pvh_probe.py QEMU PVHPROBE TEST_BOOTFDT
 
-Boots PVHPROBE (tests/host/pvh_probe: x86_bootfdt_build on the real start
+Boots PVHPROBE (arch-x86/test/pvh_probe: x86_bootfdt_build on the real start
 info, memory map and ACPI tables, the DTB printed in hex) on a q35 machine
 in two shapes, then reads the DTB back through the kernel's fdt_validate
 and fdt_scan (`TEST_BOOTFDT --scan`) and checks what they found: the
