@@ -116,6 +116,14 @@ static inline uint64_t arch_frame_pointer(void)
 	return fp;
 }
 
+/* The SysV frame: rbp points at the caller's rbp, the return address
+ * above it. */
+static inline void arch_frame_step(uint64_t fp, uint64_t *ra, uint64_t *prev)
+{
+	*prev = ((const uint64_t *)(uintptr_t)fp)[0];
+	*ra = ((const uint64_t *)(uintptr_t)fp)[1];
+}
+
 /* The TSC (timebase-frequency in the device tree is its rate, boot.c). */
 static inline uint64_t arch_time_now(void) { return rdtsc(); }
 
@@ -234,6 +242,9 @@ static inline void arch_user_counters_on(void)
 {
 	write_cr4(read_cr4() | (1UL << 8));
 }
+
+/* The BIOS's memory is outside the RAM ranges of the PVH memory map. */
+#define ARCH_FIRMWARE_IN_RAM 0
 
 /* No firmware to probe: the console is the 16550 boot.c set up. */
 static inline long arch_firmware_init(void) { return 0; }

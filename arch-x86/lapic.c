@@ -4,13 +4,18 @@
  * boot CPU; before that nothing reaches this file but a mask request,
  * which then has nothing to mask: the APIC is still software-disabled).
  * The timer runs in TSC-deadline mode where CPUID has it, else one-shot
- * counting at the APIC's own rate, measured against the TSC. */
+ * counting at the APIC's own rate, measured against the TSC.
+ * A timer that runs out while its LVT entry is masked interrupts no one
+ * (in both modes), where kernel/arch.h wants the interrupt held until it
+ * is enabled: each CPU remembers an armed timer that has not interrupted
+ * yet, and unmasking re-arms it to fire at once if it ran out. */
 #include "arch.h"
 #include "memlayout.h"
 #include "mm_platform.h"
 #include "panic.h"
 #include "timer.h"
 #include "x86.h"
+#include "cpu.h"
 
 #define LAPIC_ID      0x020
 #define LAPIC_TPR     0x080
@@ -30,6 +35,7 @@
 #define TIMER_DIV_1   0xb
 
 static volatile uint32_t *lapic;
+static uint64_t armed_at[HARTS_MAX];  /* per CPU: the armed deadline, 0 when none */
 static uint64_t apic_per_tsc_q32;   /* one-shot mode: APIC counts per TSC tick, 32.32 */
 
 static uint32_t rd(uint32_t reg) { return lapic[reg / 4]; }
@@ -76,18 +82,31 @@ static volatile uint32_t *regs(void)
 	return lapic;
 }
 
-long x86_timer_set(uint64_t when)
+/* Program the timer for TSC value `when`. */
+static void program(uint64_t when)
 {
-	regs();
 	if (x86_feat.tsc_deadline) {
 		wrmsr(MSR_TSC_DEADLINE, when);
-		return 0;
+		return;
 	}
 	uint64_t now = rdtsc(), delta = when > now ? when - now : 1;
 	unsigned __int128 c = (unsigned __int128)delta * apic_per_tsc_q32;
 	uint64_t count = (uint64_t)(c >> 32);
 	wr(LAPIC_TIMER_INIT, count == 0 ? 1 : count > 0xffffffffu ? 0xffffffffu : (uint32_t)count);
+}
+
+long x86_timer_set(uint64_t when)
+{
+	regs();
+	armed_at[this_cpu()->index] = when ? when : 1;
+	program(when);
 	return 0;
+}
+
+/* trap.c, on the timer vector: the armed deadline was delivered. */
+void x86_timer_fired(void)
+{
+	armed_at[this_cpu()->index] = 0;
 }
 
 void x86_timer_irq(int on)
@@ -95,6 +114,11 @@ void x86_timer_irq(int on)
 	regs();
 	uint32_t v = rd(LAPIC_LVT_TIMER);
 	wr(LAPIC_LVT_TIMER, on ? v & ~LVT_MASKED : v | LVT_MASKED);
+	uint64_t when = armed_at[this_cpu()->index];
+	int ran_out = x86_feat.tsc_deadline ? rdmsr(MSR_TSC_DEADLINE) == 0
+					    : rd(LAPIC_TIMER_CUR) == 0;
+	if (on && when && ran_out)
+		program(when);       /* ran out while masked: fires now (or at when) */
 }
 
 /* Fixed delivery, physical destination `apic_id`; waits until the APIC

@@ -17,6 +17,7 @@
 #define PF_FETCH (1u << 4)
 
 void x86_lapic_eoi(void);
+void x86_timer_fired(void);
 
 /* The kernel's interrupt for a vector, -1 if none. The local APIC's end
  * of interrupt goes first: one raised while the handler runs is taken
@@ -24,7 +25,7 @@ void x86_lapic_eoi(void);
 static int irq_of(uint64_t vector)
 {
 	switch (vector) {
-	case VEC_TIMER: x86_lapic_eoi(); return TRAP_IRQ_TIMER;
+	case VEC_TIMER: x86_timer_fired(); x86_lapic_eoi(); return TRAP_IRQ_TIMER;
 	case VEC_IPI: x86_lapic_eoi(); return TRAP_IRQ_IPI;
 	default: return -1;
 	}
