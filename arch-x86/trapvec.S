@@ -8,7 +8,7 @@
  *     rsp0); it does not return (uentry.S user_return goes back);
  *   - trap_dispatch(frame) for a trap from ring 0, then restores the
  *     registers and returns with iretq. */
-#define TF_CS 160
+#include "gprs.h"
 
 	.text
 	.p2align 4
@@ -16,35 +16,16 @@
 trap_stubs:
 	.set vec, 0
 	.rept 256
-	.p2align 4
 	.if !(vec == 8 || vec == 10 || vec == 11 || vec == 12 || vec == 13 || vec == 14 || vec == 17 || vec == 21 || vec == 29 || vec == 30)
 	pushq	$0
 	.endif
 	pushq	$vec
 	jmp	trap_common
+	/* Each stub is 16 bytes (an assembler error if one grew longer). */
+	.org	trap_stubs + 16 * (vec + 1), 0xcc
 	.set vec, vec + 1
 	.endr
 
-/* Push rax .. r15 in the order of struct trap_frame (highest first). */
-.macro SAVE_GPRS
-	pushq	%rax
-	pushq	%rbx
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%rbp
-	pushq	%r8
-	pushq	%r9
-	pushq	%r10
-	pushq	%r11
-	pushq	%r12
-	pushq	%r13
-	pushq	%r14
-	pushq	%r15
-.endm
-
-	.globl x86_restore_gprs_iret
 trap_common:
 	testb	$3, 16 + 8(%rsp)        /* the CS the CPU pushed */
 	jnz	from_user
@@ -56,22 +37,7 @@ trap_common:
 	cld
 	call	trap_dispatch
 	addq	$16, %rsp
-x86_restore_gprs_iret:
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rbp
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rbx
-	popq	%rax
+	RESTORE_GPRS
 	addq	$16, %rsp               /* vector, error */
 	iretq
 

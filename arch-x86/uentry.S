@@ -8,6 +8,7 @@
  * syscall entry below builds the same frame there by hand. The kernel
  * GS base (the per-CPU block) is swapped in with swapgs on every entry
  * and out on every exit; user code's FS base is saved in the frame. */
+#include "gprs.h"
 #define SEL_UCODE (0x20 | 3)
 #define SEL_UDATA (0x18 | 3)
 #define VEC_SYSCALL 0x100        /* trap.c: not an IDT vector */
@@ -28,21 +29,7 @@ x86_syscall_entry:
 	pushq	%rcx
 	pushq	$0
 	pushq	$VEC_SYSCALL
-	pushq	%rax
-	pushq	%rbx
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%rbp
-	pushq	%r8
-	pushq	%r9
-	pushq	%r10
-	pushq	%r11
-	pushq	%r12
-	pushq	%r13
-	pushq	%r14
-	pushq	%r15
+	SAVE_GPRS
 	jmp	x86_user_entry_tail
 
 /* void user_return(struct uframe *uf): interrupts off, uf's cs, ss and
@@ -59,21 +46,7 @@ user_return:
 	movl	4(%rsp), %edx
 	wrmsr
 	addq	$16, %rsp               /* fs_base, cr2 */
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rbp
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rbx
-	popq	%rax
+	RESTORE_GPRS
 	addq	$16, %rsp               /* vector, error */
 	swapgs
 	iretq

@@ -157,25 +157,23 @@ def qemu_command_x86(opts):
             "-device", "isa-debug-exit,iobase=0xf4,iosize=4"]
 
 
-def qemu_command(opts, extra=(), interactive=False):
-    """Return the argv that boots the kernel with these options."""
-    if kernel_arch(opts.kernel) == "x86_64":
-        argv = qemu_command_x86(opts)
-        argv += ["-icount", "shift=0"] if opts.icount else ["-accel", "tcg,thread=multi"]
-        if interactive:
-            argv += ["-nographic"]
-        else:
-            argv += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
-        if opts.gdb:
-            argv += ["-s", "-S"]
-        return argv + list(extra)
+def qemu_command_riscv(opts):
+    """The argv that boots a RISC-V kernel on OpenSBI (and its disk)."""
     qemu = shutil.which("qemu-system-riscv64") or "qemu-system-riscv64"
     machine = getattr(opts, "machine", None) or "virt"
     if opts.smp < MACHINES[machine]:
         raise SystemExit("patina: -machine %s needs --smp >= %d" % (machine, MACHINES[machine]))
-    argv = [qemu, "-machine", machine, "-bios", "default",
+    return [qemu, "-machine", machine, "-bios", "default",
             "-smp", str(opts.smp), "-m", opts.mem,
-            "-kernel", opts.kernel, "-append", bootargs(opts)]
+            "-kernel", opts.kernel, "-append", bootargs(opts)] + disk_args(opts)
+
+
+def qemu_command(opts, extra=(), interactive=False):
+    """Return the argv that boots the kernel with these options."""
+    if kernel_arch(opts.kernel) == "x86_64":
+        argv = qemu_command_x86(opts)
+    else:
+        argv = qemu_command_riscv(opts)
     if opts.icount:
         # Exact, repeatable instruction counts; all harts on one host thread.
         argv += ["-icount", "shift=0"]
@@ -187,7 +185,6 @@ def qemu_command(opts, extra=(), interactive=False):
         argv += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
     if opts.gdb:
         argv += ["-s", "-S"]
-    argv += disk_args(opts)
     return argv + list(extra)
 
 
