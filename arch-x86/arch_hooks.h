@@ -13,15 +13,25 @@
 #include "trap.h"
 #include "uregs.h"
 
-/* lapic.c / console.c / paging.c: the out-of-line halves. */
+/* The out-of-line halves (lapic.c, console.c, boot.c). The local APIC
+ * ones need the kernel page table (the first maps the registers) and
+ * interrupts off, and act on this CPU's APIC. */
+/* Arm this CPU's timer for TSC value `when` (past: at once); 0. */
 long x86_timer_set(uint64_t when);
+/* Unmask (on) or mask this CPU's timer interrupt; unmasking delivers an
+ * armed deadline that ran out while masked. */
 void x86_timer_irq(int on);
+/* A fixed IPI at VEC_IPI to the CPU with this APIC id; 0. */
 long x86_ipi_send(uint32_t apic_id);
+/* Set the task priority (0 takes every vector, 0xf0 none); nothing
+ * before the APIC is set up. */
 void x86_lapic_tpr(uint32_t tpr);
+/* The 16550: all of buf, polled; 0. A byte, or -1 when none waits. */
 long x86_console_write(const char *buf, size_t len);
 int x86_console_getc(void);
+/* isa-debug-exit, then ACPI S5; returns -1 only if neither ended QEMU. */
 long x86_poweroff(int failure);
-extern unsigned x86_paging_levels;   /* 4 (or 5 with LA57 on) */
+extern unsigned x86_paging_levels;   /* 4: the one mode (paging.c) */
 
 /* GS base points at this CPU's block (cpu_tables.c), whose first word is
  * the per-hart pointer: one load. */

@@ -24,16 +24,12 @@ static void cpu_features(void)
 	struct cpuid l0 = cpuid(0, 0);
 	struct cpuid l1 = cpuid(1, 0);
 	struct cpuid l7 = l0.a >= 7 ? cpuid(7, 0) : (struct cpuid){ 0, 0, 0, 0 };
-	struct cpuid e1 = cpuid(0x80000001, 0);
 	x86_feat.tsc_deadline = (l1.c >> 24) & 1;
-	x86_feat.x2apic = (l1.c >> 21) & 1;
 	x86_feat.invpcid = (l7.b >> 10) & 1;
 	/* PCIDs only with INVPCID: flushing another PCID needs it. */
 	x86_feat.pcid = ((l1.c >> 17) & 1) && x86_feat.invpcid;
 	x86_feat.fsgsbase = l7.b & 1;
 	x86_feat.smap = (l7.b >> 20) & 1;
-	x86_feat.la57 = (l7.c >> 16) & 1;
-	x86_feat.pdpe1gb = (e1.d >> 26) & 1;
 	uint64_t cr4 = read_cr4() | X86_CR4_PGE;
 	if (x86_feat.pcid)
 		cr4 |= X86_CR4_PCIDE;      /* CR3's PCID is 0 now, as required */

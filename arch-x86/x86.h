@@ -109,7 +109,7 @@ static inline uint64_t rdtsc(void)
 
 /* What boot.c found in CPUID, for the inline hooks. */
 struct x86_features {
-	uint8_t pcid, invpcid, fsgsbase, tsc_deadline, x2apic, smap, la57, pdpe1gb;
+	uint8_t pcid, invpcid, fsgsbase, tsc_deadline, smap;
 };
 extern struct x86_features x86_feat;
 
