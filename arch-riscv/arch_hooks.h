@@ -96,6 +96,13 @@ static inline uint64_t arch_frame_pointer(void)
 	return fp;
 }
 
+/* GCC's RISC-V frame: ra at fp-8, the caller's fp at fp-16. */
+static inline void arch_frame_step(uint64_t fp, uint64_t *ra, uint64_t *prev)
+{
+	*ra = ((const uint64_t *)(uintptr_t)fp)[-1];
+	*prev = ((const uint64_t *)(uintptr_t)fp)[-2];
+}
+
 static inline uint64_t arch_time_now(void)
 {
 	uint64_t t;
@@ -173,6 +180,9 @@ static inline void arch_uaccess_end(void)   { csr_clear(sstatus, SSTATUS_SUM); }
 
 /* scounteren bits CY, TM, IR. */
 static inline void arch_user_counters_on(void) { csr_write(scounteren, 7); }
+
+/* OpenSBI sits at the start of RAM and reserves itself in the DTB. */
+#define ARCH_FIRMWARE_IN_RAM 1
 
 static inline long arch_firmware_init(void) { return sbi_init(); }
 

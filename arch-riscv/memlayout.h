@@ -10,55 +10,15 @@
 #ifndef ARCH_RISCV_MEMLAYOUT_H
 #define ARCH_RISCV_MEMLAYOUT_H
 
-#include <stdint.h>
-
-typedef uint64_t paddr_t;
-
-/* A physical address range [base, base + size). */
-struct phys_range {
-	paddr_t base;
-	uint64_t size;
-};
-
-#define PAGE_SHIFT        12
-#define PAGE_SIZE         (1UL << PAGE_SHIFT)
 #define DIRECT_MAP_BASE   0xffffffc000000000UL
 #define KERNEL_VBASE      0xffffffff80000000UL
 #define KMMIO_BASE        (KERNEL_VBASE - (2UL << 30))
 #define KMMIO_SIZE        (1UL << 30)
 #define DIRECT_MAP_SIZE   (KMMIO_BASE - DIRECT_MAP_BASE)
 
-/* Link address minus load address of the image; written by entry.S before
- * any C code runs. */
-extern uint64_t kernel_va_pa_offset;
-
-/* Linker-script symbols bounding the image and its sections. */
-extern char _kernel_start[], _etext[], _erodata[], _kernel_end[];
-extern char _bss_start[], _bss_end[];
-
-/* Where physical memory is reachable: 0 while the boot trampoline's 1:1
- * map of the low 256 GiB is active, DIRECT_MAP_BASE once the kernel page
- * table is. Switched once, on the boot hart, by the code that writes satp;
- * pointers made from phys_to_virt before the switch must not outlive it. */
-extern uint64_t phys_map_base;
-
-/* Kernel-virtual address of physical address `pa` (RAM the DTB reported). */
-static inline void *phys_to_virt(paddr_t pa)
-{
-	return (void *)(uintptr_t)(pa + phys_map_base);
-}
-
-/* Physical address of a kernel virtual address: either a phys_to_virt
- * address or an address inside the kernel image. */
-static inline paddr_t virt_to_phys(const void *va)
-{
-	uintptr_t v = (uintptr_t)va;
-	if (v >= KERNEL_VBASE)
-		return v - kernel_va_pa_offset;
-	return v - phys_map_base;
-}
-
-static inline paddr_t kernel_image_pa_start(void) { return virt_to_phys(_kernel_start); }
-static inline paddr_t kernel_image_pa_end(void)   { return virt_to_phys(_kernel_end); }
+/* The types, the page size and the translations; kernel_va_pa_offset is
+ * written by entry.S before any C code runs, and phys_map_base is 0 while
+ * the boot trampoline's 1:1 map of the low 256 GiB is active. */
+#include "physmap.h"
 
 #endif

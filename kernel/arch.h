@@ -66,6 +66,10 @@ void arch_trap_dump(const struct trap_frame *tf);
 /* The caller's program counter and frame pointer, for a backtrace. */
 static inline uint64_t arch_current_pc(void);
 static inline uint64_t arch_frame_pointer(void);
+/* From a frame pointer (as arch_frame_pointer gives), the return address
+ * and the caller's frame pointer its frame saved; fp is a checked kernel
+ * stack address. */
+static inline void arch_frame_step(uint64_t fp, uint64_t *ra, uint64_t *prev);
 
 /* --- user registers and kernel contexts --- */
 
@@ -196,6 +200,10 @@ static inline long arch_firmware_init(void);
 static inline long arch_console_write(const char *buf, size_t len);
 /* A byte from the console, or -1 if none is waiting. */
 static inline int arch_console_getc(void);
+
+/* ARCH_FIRMWARE_IN_RAM (a constant, 0 or 1): whether the firmware that
+ * stays resident lives in RAM the device tree lists as memory (and must
+ * therefore be reserved there). */
 
 enum arch_hart_state {
 	ARCH_HART_STARTED,

@@ -33,9 +33,8 @@ void backtrace(uint64_t pc, uint64_t fp)
 	printk("backtrace:\n");
 	printk("  #0  %p\n", (void *)(uintptr_t)pc);
 	for (int depth = 1; depth < 32 && fp_ok(fp); depth++) {
-		/* GCC's RISC-V frame: ra at fp-8, caller's fp at fp-16. */
-		uint64_t ra = ((uint64_t *)(uintptr_t)fp)[-1];
-		uint64_t prev = ((uint64_t *)(uintptr_t)fp)[-2];
+		uint64_t ra, prev;
+		arch_frame_step(fp, &ra, &prev);
 		if (ra == 0)
 			break;
 		printk("  #%-2d %p\n", depth, (void *)(uintptr_t)ra);

@@ -25,7 +25,7 @@ EXIT_TIMEOUT = 124
 EXIT_BROKEN = 125
 
 BANNER_RE = re.compile(
-    r"^patina: (\d+) harts, (sv39|sv48|sv57), (\d+) MiB, mm=(adv|rw|vma)\s*$")
+    r"^patina: (\d+) harts, (sv39|sv48|sv57|x86_64|x86_64-la57), (\d+) MiB, mm=(adv|rw|vma)\s*$")
 EXIT_RE = re.compile(r"^patina: exit (-?\d+)\s*$")
 # Skipped tests (what the machine lacks) are counted apart, and the part
 # is printed only when there are some.
@@ -35,6 +35,25 @@ SELFTEST_RE = re.compile(r"^selftest: (\d+) passed, (\d+) failed(?:, (\d+) skipp
 # The QEMU RISC-V machines the kernel boots on, and the fewest -smp each
 # takes (sifive_u's hart 0 is its E51 monitor core: at least one U54 more).
 MACHINES = {"virt": 1, "spike": 1, "sifive_u": 2}
+
+
+# ELF e_machine of the kernels this runner boots.
+ELF_MACHINES = {0xf3: "riscv64", 0x3e: "x86_64"}
+
+
+def kernel_arch(path):
+    """The ISA of the kernel ELF at path (from its header): riscv64 or x86_64."""
+    try:
+        with open(path, "rb") as f:
+            hdr = f.read(20)
+    except OSError:
+        return "riscv64"   # QEMU then reports the missing file itself
+    if len(hdr) < 20 or hdr[:4] != b"\x7fELF":
+        raise SystemExit("patina: %s is not an ELF file" % path)
+    machine = int.from_bytes(hdr[18:20], "little")
+    if machine not in ELF_MACHINES:
+        raise SystemExit("patina: %s is for ELF machine %#x, not a patina ISA" % (path, machine))
+    return ELF_MACHINES[machine]
 
 
 def qemu_has_machine(name):
@@ -57,7 +76,7 @@ def add_boot_args(p):
                    "an MMU that stays with the firmware, so --smp must be >= 2)")
     p.add_argument("--smp", type=int, default=4)
     p.add_argument("--mem", default="512M")
-    p.add_argument("--paging", choices=["sv39", "sv48", "sv57"])
+    p.add_argument("--paging", choices=["sv39", "sv48", "sv57", "x86_64"])
     p.add_argument("--mm", choices=["adv", "rw", "vma"], default="adv")
     p.add_argument("--icount", action="store_true")
     p.add_argument("--ablate", help="comma list of mklock, lateflush, prefault, ipiflush: "
@@ -121,15 +140,40 @@ def bootargs(opts):
     return " ".join(words)
 
 
-def qemu_command(opts, extra=(), interactive=False):
-    """Return the argv that boots the kernel with these options."""
+def qemu_command_x86(opts):
+    """The argv that boots an x86-64 kernel: q35 with every CPU feature
+    TCG has (PCID, INVPCID, FSGSBASE, SMAP), entered through the ELF's PVH
+    note; isa-debug-exit gives the kernel's power off a QEMU status."""
+    if getattr(opts, "machine", None) not in (None, "virt"):
+        raise SystemExit("patina: --machine is RISC-V only")
+    if opts.paging and opts.paging != "x86_64":
+        raise SystemExit("patina: --paging %s is RISC-V only" % opts.paging)
+    if getattr(opts, "disk", None):
+        raise SystemExit("patina: --disk is RISC-V only (no virtio-blk on x86-64 yet)")
+    qemu = shutil.which("qemu-system-x86_64") or "qemu-system-x86_64"
+    return [qemu, "-machine", "q35", "-cpu", "max", "-no-reboot",
+            "-smp", str(opts.smp), "-m", opts.mem,
+            "-kernel", opts.kernel, "-append", bootargs(opts),
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=4"]
+
+
+def qemu_command_riscv(opts):
+    """The argv that boots a RISC-V kernel on OpenSBI (and its disk)."""
     qemu = shutil.which("qemu-system-riscv64") or "qemu-system-riscv64"
     machine = getattr(opts, "machine", None) or "virt"
     if opts.smp < MACHINES[machine]:
         raise SystemExit("patina: -machine %s needs --smp >= %d" % (machine, MACHINES[machine]))
-    argv = [qemu, "-machine", machine, "-bios", "default",
+    return [qemu, "-machine", machine, "-bios", "default",
             "-smp", str(opts.smp), "-m", opts.mem,
-            "-kernel", opts.kernel, "-append", bootargs(opts)]
+            "-kernel", opts.kernel, "-append", bootargs(opts)] + disk_args(opts)
+
+
+def qemu_command(opts, extra=(), interactive=False):
+    """Return the argv that boots the kernel with these options."""
+    if kernel_arch(opts.kernel) == "x86_64":
+        argv = qemu_command_x86(opts)
+    else:
+        argv = qemu_command_riscv(opts)
     if opts.icount:
         # Exact, repeatable instruction counts; all harts on one host thread.
         argv += ["-icount", "shift=0"]
@@ -141,7 +185,6 @@ def qemu_command(opts, extra=(), interactive=False):
         argv += ["-display", "none", "-serial", "stdio", "-monitor", "none"]
     if opts.gdb:
         argv += ["-s", "-S"]
-    argv += disk_args(opts)
     return argv + list(extra)
 
 

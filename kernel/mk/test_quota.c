@@ -16,6 +16,8 @@ KTEST(60, quota_per_hart_reserve)
 	struct thread *me = cur_thread();
 	if (!me)
 		return 0;   /* run from the boot console: no task */
+	if (!me->task)
+		return KSKIP("run from a kernel thread: no calling task");
 	struct task *t = me->task;
 	unsigned long f = irq_save();
 	long u0 = quota_frames_used(t);     /* takes the reserves back */

@@ -57,6 +57,8 @@ KTEST(60, uvm_fault_zframe_cache)
 	struct thread *me = cur_thread();
 	if (!me)   /* run from the boot console: no task to fault in */
 		return 0;
+	if (!me->task)
+		return KSKIP("run from a kernel thread: no calling task");
 	struct task *t = me->task;
 	struct mm_info in;
 	if (tu_query(t, TU_VA, &in) || in.kind != MM_INVALID ||
