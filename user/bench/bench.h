@@ -42,8 +42,10 @@ void bench_print(const struct bench_line *l);
 /* ops per second over ticks of rdtime (0 when ticks is 0). */
 uint64_t bench_rate(uint64_t ops, uint64_t ticks);
 /* Whether instret, read around a window of ticks rdtime ticks, is no
- * instruction count of one hart: more than one hart is online and instret
- * grew as the time in ns did (within 10%). QEMU's -icount shift=0 makes
+ * instruction count of one hart: the ISA has no user-readable count
+ * (UARCH_HAS_INSTRET is 0, as on x86-64: every instret field prints
+ * null), or more than one hart is online and instret grew as the time
+ * in ns did (within 10%). QEMU's -icount shift=0 makes
  * rdinstret its virtual clock in ns, shared by all harts, which run in
  * turn; on one hart that clock is that hart's count, so it stays valid. */
 int bench_instret_is_clock(uint64_t ticks, uint64_t instret);
