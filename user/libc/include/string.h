@@ -1,23 +1,12 @@
-/* string.h of the in-tree C library: lib/kstring.c's functions (shared
- * with the kernel) and the few more user programs call (string.c). */
+/* string.h of the in-tree C library: lib/kstring.c's functions, shared
+ * with the kernel (their declarations are lib/kstring.h's), and the few
+ * more user programs call (string.c). */
 #ifndef LIBC_STRING_H
 #define LIBC_STRING_H
 
 #include <stddef.h>
+#include "kstring.h"
 
-/* lib/kstring.c */
-void *memset(void *dst, int c, size_t n);
-void *memcpy(void *dst, const void *src, size_t n);
-void *memmove(void *dst, const void *src, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
-size_t strlen(const char *s);
-size_t strnlen(const char *s, size_t max);
-int strcmp(const char *a, const char *b);
-int strncmp(const char *a, const char *b, size_t n);
-char *strchr(const char *s, int c);
-size_t strlcpy(char *dst, const char *src, size_t size);
-
-/* string.c */
 void *memchr(const void *s, int c, size_t n);
 char *strrchr(const char *s, int c);
 char *strcpy(char *dst, const char *src);
