@@ -50,6 +50,9 @@ static inline uint64_t rdcycle(void) { uint64_t t; __asm__ volatile("rdcycle %0"
 /* rdinstret counts instructions (bench prints instret_per_op). */
 #define UARCH_HAS_INSTRET 1
 
+/* The names of the paging modes of 3, 4 and 5 levels (bench's "paging"). */
+#define UARCH_PAGING_NAMES { "sv39", "sv48", "sv57" }
+
 /* The thread pointer (tp): unique per running thread, so the C library's
  * locks use it as the owner's name. */
 static inline void *uarch_tp(void)

@@ -56,6 +56,10 @@ static inline uint64_t rdcycle(void) { return rdtsc(); }
 static inline uint64_t rdinstret(void) { return 0; }
 #define UARCH_HAS_INSTRET 0
 
+/* The names of the paging modes of 3, 4 and 5 levels (bench's "paging");
+ * x86-64 has no 3-level mode. */
+#define UARCH_PAGING_NAMES { "?", "4-level", "5-level" }
+
 /* The thread pointer: the FS base, which points at a word holding its
  * own value (the x86-64 TLS ABI's thread control block, libc's
  * _init_tls), so one %fs-relative load reads it. Unique per running
