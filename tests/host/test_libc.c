@@ -15,6 +15,9 @@
  *            merging back into one block, a double free caught (exit 134),
  *            and four threads sharing the heap under the library's lock.
  * Exit 0 when every check holds; each failure prints FAIL and the case. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
