@@ -1,5 +1,5 @@
-/* Formatted output into a buffer (lib/fmt.c), for the kernel and user
- * programs alike. */
+/* Formatted output into a buffer or a character sink (lib/fmt.c), for
+ * the kernel and user programs alike. */
 #ifndef LIB_FMT_H
 #define LIB_FMT_H
 
@@ -13,5 +13,8 @@
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same formats, each character handed to sink(c, ctx) in order (a
+ * stream's printf); returns the number of characters. */
+int fmt_vprint(void (*sink)(char c, void *ctx), void *ctx, const char *fmt, va_list ap);
 
 #endif

@@ -2,7 +2,8 @@
 """Write the assembler file that embeds the user ELFs in the kernel image
 as boot modules: gen_modules.py OBJCOPY OUT.S ELF... (module i = i-th ELF;
 its name is the file name without .elf). Each ELF is embedded without its
-debug sections (a copy next to OUT.S); the built ELFs keep them for gdb."""
+debug sections (a copy next to OUT.S); the built ELFs keep them for gdb.
+The data directives (.8byte, .4byte) mean the same on every ISA's assembler."""
 import os
 import subprocess
 import sys
@@ -22,7 +23,7 @@ for i, e in enumerate(elfs):
     lines += [f'.Lmod{i}_name:', f'\t.asciz "{name}"']
 lines += ['\t.balign 8', '\t.globl boot_modules', 'boot_modules:']
 for i in range(len(elfs)):
-    lines += [f'\t.dword .Lmod{i}_name, .Lmod{i}_start, .Lmod{i}_end']
-lines += ['\t.balign 4', '\t.globl nboot_modules', 'nboot_modules:', f'\t.word {len(elfs)}', '']
+    lines += [f'\t.8byte .Lmod{i}_name, .Lmod{i}_start, .Lmod{i}_end']
+lines += ['\t.balign 4', '\t.globl nboot_modules', 'nboot_modules:', f'\t.4byte {len(elfs)}', '']
 with open(out, 'w') as f:
     f.write('\n'.join(lines))

@@ -1,11 +1,28 @@
 /* System call ABI.
  *
- * ecall with the number in a7 and up to six arguments in a0..a5. The
- * kernel returns a0 = 0 or a negative E_* code (or a non-negative value where
- * a call says so); IPC calls also return message words in a1..a4, the
- * sender's badge in a5 and cap-transfer info in a6. The temporaries t0..t6
- * are not kept (the kernel does not save them on a system call: it is that
- * much cheaper); every other register is preserved. All slot arguments are indexes into the calling task's CSpace.
+ * A call has a number and up to seven arguments a0..a6 (a6 only where a
+ * call says so). The kernel returns a0 = 0 or a negative E_* code (or a
+ * non-negative value where a call says so); IPC calls also return message
+ * words in a1..a4, the sender's badge in a5 and cap-transfer info in a6.
+ * All slot arguments are indexes into the calling task's CSpace. The
+ * registers, per ISA (user/lib/arch/<arch>/uarch.h holds the inlines):
+ *
+ * RISC-V: ecall with the number in a7 and a0..a6 in the registers of the
+ * same names; results in a0..a6. The temporaries t0..t6 are not kept (the
+ * kernel does not save them on a system call: it is that much cheaper);
+ * every other register is preserved.
+ *
+ * x86-64: syscall with the number in rax and a0..a6 in rdi, rsi, rdx, r10,
+ * r8, r9, r12; result a0 in rax, and an IPC call's a1..a4 in rsi, rdx,
+ * r10, r8, a5 (the badge) in r9, a6 (cap-transfer info) in r12. Every
+ * argument register may come back changed (it holds what the call
+ * returns there, or whatever it held); the instruction itself destroys
+ * rcx and r11; rbx, rbp, r13, r14, r15 and rsp are preserved. User code
+ * keeps to the general registers (it is built -mgeneral-regs-only): the
+ * kernel keeps no SSE or x87 state per thread. The thread pointer is the
+ * FS base, which user code sets with wrfsbase (the kernel enables
+ * CR4.FSGSBASE and keeps the FS base per thread); the time counter is the
+ * TSC, whose rate DBG_TIMEBASE reports.
  *
  * Every call validates all its arguments and caps before it changes any
  * state (decode, then perform): a failing call changes nothing. */
@@ -98,8 +115,11 @@ enum patina_sys {
 /* SYS_TASK_SPAWN's extension (a6). The new task's first thread starts at
  * the ELF entry with a0 = arg, a1 = argc, a2 = argv (a NULL-ended array of
  * the strings, on the top page of its stack), a3 = its own module index
- * (so a program can spawn copies of itself). Without the extension argc
- * is 0 and argv points at a NULL.
+ * (so a program can spawn copies of itself); on x86-64 in rdi, rsi, rdx,
+ * rcx (the C calling convention's first four), rsp below argv. Without
+ * the extension argc is 0 and argv points at a NULL. A thread made with
+ * SYS_THREAD_CREATE starts at pc with sp and a0 = arg (x86-64: rip, rsp,
+ * rdi).
  * args: argc strings back to back, each NUL-terminated, args_len bytes in
  * all (at most SPAWN_ARGS_MAX, at most SPAWN_ARGC_MAX strings; else E_INVAL).
  * kernel: a kernel cap of the caller (or SLOT_NONE); a copy lands in the
@@ -179,8 +199,9 @@ enum patina_dbg {
 	                        * moved meanwhile (needs R_WRITE) */
 	DBG_FAILALLOC,         /* () stop counting kernel allocations (boot argument failalloc=N)
 	                        * -> how many were counted, -E_INVAL without failalloc= (needs R_WRITE) */
-	DBG_TIMEBASE,          /* () -> the time counter's frequency in Hz (rdtime ticks per second,
-	                        * from the device tree: 10 MHz on QEMU virt, 1 MHz on sifive_u) */
+	DBG_TIMEBASE,          /* () -> the time counter's frequency in Hz (rdtime ticks per second;
+	                        * RISC-V: from the device tree, 10 MHz on QEMU virt, 1 MHz on
+	                        * sifive_u; x86-64: the TSC's rate, as the kernel measured it) */
 	DBG_NAME,              /* (kind << 32 | index, buf, size) -> bytes written: kind DBG_NAME_MODULE,
 	                        * the boot module's name; DBG_NAME_KCMD, an in-kernel command's
 	                        * "name\0help\0". -E_NOENT past the last, -E_INVAL if size is short */

@@ -11,6 +11,7 @@
  * Contention defaults to both. */
 #include "ulib.h"
 #include "bench.h"
+#include "testlib.h"
 
 #define MAX_COUNTS 16
 #define IPC_ROUND_TRIPS 2000      /* bench ipc's default */
@@ -20,7 +21,7 @@
 void bench_mm_names(const char **mm, const char **paging)
 {
 	static const char *const mms[] = { "adv", "rw", "vma", "?" };
-	static const char *const pagings[] = { "sv39", "sv48", "sv57" };
+	static const char *const pagings[] = UARCH_PAGING_NAMES;
 	long info = dbg(DBG_MMINFO, 0, 0);
 	long levels = info < 0 ? 0 : info & 0xff;
 	*mm = info < 0 ? "?" : mms[(info >> 8) & 3];
@@ -34,6 +35,13 @@ const char *bench_tenths(char *buf, size_t size, uint64_t n, uint64_t d)
 	return buf;
 }
 
+uint64_t bench_ns(uint64_t ticks)
+{
+	uint64_t hz = ticks_per_sec();
+	/* in two parts: ticks * 1e9 alone overflows after 18 s at 1 GHz */
+	return ticks / hz * 1000000000UL + ticks % hz * 1000000000UL / hz;
+}
+
 uint64_t bench_rate(uint64_t ops, uint64_t ticks)
 {
 	uint64_t ns = BENCH_NS(ticks);
@@ -42,6 +50,8 @@ uint64_t bench_rate(uint64_t ops, uint64_t ticks)
 
 int bench_instret_is_clock(uint64_t ticks, uint64_t instret)
 {
+	if (!UARCH_HAS_INSTRET)
+		return 1;           /* rdinstret reads 0: nothing to print */
 	uint64_t ns = BENCH_NS(ticks);
 	uint64_t diff = instret > ns ? instret - ns : ns - instret;
 	/* Without -icount QEMU's rdinstret follows the host's cycle counter
@@ -131,6 +141,7 @@ static void bench_kcmd(const char *line)
 int cmd_bench(int argc, char **argv)
 {
 	long harts = dbg(DBG_NCPUS, 0, 0);
+	ticks_per_sec();     /* asked now, outside every timed window */
 	int pager = argc > 1 && !strcmp(argv[1], "pager");
 	if (argc > 1 && (pager || !strcmp(argv[1], "ipc")) && argc <= 3) {
 		unsigned long ops = pager ? PAGER_FAULTS : IPC_ROUND_TRIPS;

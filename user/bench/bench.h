@@ -9,11 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* rdtime ticks per second. The kernel reads the timebase from the device
- * tree but has no call that reports it to user programs (its `harts`
- * command prints it); QEMU virt's is 10 MHz. */
-#define BENCH_TIMEBASE_HZ 10000000UL
-#define BENCH_NS(ticks) ((uint64_t)(ticks) * (1000000000UL / BENCH_TIMEBASE_HZ))
+/* rdtime ticks in ns, at the rate the kernel reports (DBG_TIMEBASE,
+ * testlib's ticks_per_sec: 10 MHz on QEMU virt, the TSC's on x86-64). */
+uint64_t bench_ns(uint64_t ticks);
+#define BENCH_NS(ticks) bench_ns(ticks)
 #define BENCH_PG 4096UL
 
 /* One result line: `ops` operations in all, `per_thread` of them by each
@@ -42,13 +41,15 @@ void bench_print(const struct bench_line *l);
 /* ops per second over ticks of rdtime (0 when ticks is 0). */
 uint64_t bench_rate(uint64_t ops, uint64_t ticks);
 /* Whether instret, read around a window of ticks rdtime ticks, is no
- * instruction count of one hart: more than one hart is online and instret
- * grew as the time in ns did (within 10%). QEMU's -icount shift=0 makes
+ * instruction count of one hart: the ISA has no user-readable count
+ * (UARCH_HAS_INSTRET is 0, as on x86-64: every instret field prints
+ * null), or more than one hart is online and instret grew as the time
+ * in ns did (within 10%). QEMU's -icount shift=0 makes
  * rdinstret its virtual clock in ns, shared by all harts, which run in
  * turn; on one hart that clock is that hart's count, so it stays valid. */
 int bench_instret_is_clock(uint64_t ticks, uint64_t instret);
-/* "adv", "rw" or "vma", and the paging name ("sv39", "sv48", "sv57"), as
- * the kernel reports them. */
+/* "adv", "rw" or "vma", and the paging name (UARCH_PAGING_NAMES: "sv39",
+ * "sv48", "sv57" on RISC-V), as the kernel reports them. */
 void bench_mm_names(const char **mm, const char **paging);
 /* n / d with one decimal, rounded down ("12.3"), written into buf. */
 const char *bench_tenths(char *buf, size_t size, uint64_t n, uint64_t d);

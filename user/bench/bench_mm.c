@@ -30,13 +30,14 @@
  * too, so a run whose threads took turns does not count as parallel. */
 #include "ulib.h"
 #include "bench.h"
+#include "testlib.h"
 
 #define BM_BASE 0x2000000000UL   /* 128 GiB: no other program uses it; below Sv39's top */
 #define BM_WARM 16                /* untimed requests first: code, caches and TLB warm */
 #define BM_TIMED_MIN 16           /* timed requests per thread in a first run */
 #define BM_TIMED_MAX 16384        /* per thread */
 #define BM_TOTAL_MAX 32768        /* requests of all threads: frames for at most 128 MiB */
-#define BM_WINDOW_TICKS (BENCH_TIMEBASE_HZ / 100)   /* 10 ms: each thread's window at least */
+#define BM_WINDOW_TICKS (ticks_per_sec() / 100)   /* 10 ms: each thread's window at least */
 #define BM_PAD (512 * BENCH_PG)   /* one leaf page-table page */
 #define BM_MAX_THREADS 64
 #define BM_PRIO 1                 /* the shell's own level: it must get a turn on a yield */

@@ -104,7 +104,7 @@ static int cmd_leakcheck(int argc, char **argv)
 	}
 	if (dropped)
 		printf("leakcheck: dropped %d caps the commands left behind\n", dropped);
-	uint64_t until = rdtime() + 200000000;    /* 20 s at the 10 MHz timebase */
+	uint64_t until = rdtime() + 20 * ticks_per_sec();    /* 20 s */
 	for (;;) {
 		dbg(DBG_COUNTERS, (uint64_t)&after, 0);
 		cap_info(SLOT_SELF_TASK, &me);
@@ -124,7 +124,7 @@ static int cmd_leakcheck(int argc, char **argv)
 		}
 		if (rdtime() > until)
 			break;
-		uint64_t t = rdtime() + 1000000;
+		uint64_t t = rdtime() + ticks_per_sec() / 10;
 		while (rdtime() < t)
 			sys_yield();
 	}

@@ -1,6 +1,7 @@
-/* The C library's system layer on patina (picolibc): program start and
- * exit, the console as stdin/stdout, the heap, locks and thread-local
- * storage. Programs are ordinary C: main(argc, argv), printf, malloc. */
+/* The C library's system layer on patina: program start and exit, the
+ * console as stdin/stdout, the heap, locks and thread-local storage.
+ * picolibc (RISC-V) and libc/ (x86-64) call it through the same names.
+ * Programs are ordinary C: main(argc, argv), printf, malloc. */
 #include "ulib.h"
 #include <picotls.h>
 #include <sys/lock.h>
@@ -128,13 +129,6 @@ struct __lock __lock___libc_recursive_mutex;
 static struct __lock dyn_locks[DYN_LOCKS];
 static unsigned dyn_used;
 
-static void *self_tp(void)
-{
-	void *tp;
-	__asm__ volatile("mv %0, tp" : "=r"(tp));
-	return tp;
-}
-
 static void lock_new(_LOCK_T *l)
 {
 	unsigned i = __atomic_fetch_add(&dyn_used, 1, __ATOMIC_RELAXED);
@@ -151,7 +145,7 @@ void __retarget_lock_close_recursive(_LOCK_T l) { (void)l; }
 
 int __retarget_lock_try_acquire_recursive(_LOCK_T l)
 {
-	void *me = self_tp(), *none = NULL;
+	void *me = uarch_tp(), *none = NULL;
 	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == me) {
 		l->depth++;
 		return 1;

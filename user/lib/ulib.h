@@ -1,6 +1,8 @@
 /* The user runtime: system calls, CSpace slots, anonymous memory,
  * threads and spawning programs by name. Programs are ordinary C on
- * picolibc (stdio, stdlib, string); start.c is the C library's system layer. */
+ * picolibc (RISC-V) or the in-tree libc/ (x86-64): stdio, stdlib, string;
+ * start.c is the C library's system layer. The instructions that differ
+ * by ISA are in arch/<arch>/uarch.h. */
 #ifndef USER_ULIB_H
 #define USER_ULIB_H
 
@@ -19,43 +21,13 @@
 
 struct sysret { long a0, a1, a2, a3, a4, a5, a6; };
 
-/* A system call: number n, arguments in a0..a6; returns a0. */
-static inline long sc7(long n, long a0, long a1, long a2, long a3, long a4, long a5, long a6)
-{
-	register long r0 __asm__("a0") = a0;
-	register long r1 __asm__("a1") = a1;
-	register long r2 __asm__("a2") = a2;
-	register long r3 __asm__("a3") = a3;
-	register long r4 __asm__("a4") = a4;
-	register long r5 __asm__("a5") = a5;
-	register long r6 __asm__("a6") = a6;
-	register long r7 __asm__("a7") = n;
-	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6)
-			 : "r"(r7) : "memory", "t0", "t1", "t2", "t3", "t4", "t5", "t6");
-	return r0;
-}
+#include "uarch.h"    /* lib/arch/<arch>/: sc7, ipc_timed, rdtime, fences */
+
 #define sc6(n, a, b, c, d, e, f) sc7(n, a, b, c, d, e, f, 0)
 #define sc0(n) sc6(n, 0, 0, 0, 0, 0, 0)
 #define sc1(n, a) sc6(n, (long)(a), 0, 0, 0, 0, 0)
 #define sc2(n, a, b) sc6(n, (long)(a), (long)(b), 0, 0, 0, 0)
 #define sc3(n, a, b, c) sc6(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
-
-/* IPC: all message registers in and out; a6 in is the timeout of
- * SYS_RECV_TIMED / SYS_CALL_TIMED (microseconds; other calls ignore it). */
-static inline struct sysret ipc_timed(long n, long slot, const uint64_t w[4], long extra, uint64_t us)
-{
-	register long r0 __asm__("a0") = slot;
-	register long r1 __asm__("a1") = (long)w[0];
-	register long r2 __asm__("a2") = (long)w[1];
-	register long r3 __asm__("a3") = (long)w[2];
-	register long r4 __asm__("a4") = (long)w[3];
-	register long r5 __asm__("a5") = extra;
-	register long r6 __asm__("a6") = (long)us;
-	register long r7 __asm__("a7") = n;
-	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6)
-			 : "r"(r7) : "memory", "t0", "t1", "t2", "t3", "t4", "t5", "t6");
-	return (struct sysret){ r0, r1, r2, r3, r4, r5, r6 };
-}
 
 /* IPC: all message registers in and out. */
 static inline struct sysret ipc(long n, long slot, const uint64_t w[4], long extra)
@@ -114,10 +86,6 @@ static inline long mobj_op(long obj, unsigned op, uint64_t off, uint64_t n)
 static inline long dbg(long op, uint64_t a, uint64_t b)
 { return sc6(SYS_DEBUG, SLOT_KERNEL, op, (long)a, (long)b, 0, 0); }
 static inline long self_hart(void) { return sc0(SYS_THREAD_SELF_HART); }
-
-static inline uint64_t rdtime(void) { uint64_t t; __asm__ volatile("rdtime %0" : "=r"(t)); return t; }
-static inline uint64_t rdinstret(void) { uint64_t t; __asm__ volatile("rdinstret %0" : "=r"(t)); return t; }
-static inline uint64_t rdcycle(void) { uint64_t t; __asm__ volatile("rdcycle %0" : "=r"(t)); return t; }
 
 /* xorshift64: the next pseudo-random number from state *s (never 0). */
 static inline uint64_t xorshift64(uint64_t *s)

@@ -12,7 +12,7 @@ void settled_counters(struct kcounters *out)
 	struct kcounters a;
 	dbg(DBG_COUNTERS, (uint64_t)&a, 0);
 	for (int i = 0; i < 40; i++) {
-		uint64_t t = rdtime() + 500000;
+		uint64_t t = rdtime() + ticks_per_sec() / 20;
 		while (rdtime() < t)
 			sys_yield();
 		dbg(DBG_COUNTERS, (uint64_t)out, 0);

@@ -76,7 +76,7 @@ static int round_once(int queued, char *why)
 	}
 	if (queued) {
 		/* Let the client's fault call queue on the endpoint. */
-		uint64_t t = rdtime() + 300000;
+		uint64_t t = rdtime() + 3 * ticks_per_sec() / 100;
 		while (rdtime() < t)
 			sys_yield();
 	}

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include "blk.h"
+#include "ulib.h"         /* uarch_io_fence */
 #include "virtio_mmio.h"
 
 #define VQ_MAX 128          /* queue entries we use at most: the ring fits one page */
@@ -83,7 +84,7 @@ struct vblk {
 #define HDR_OFF(i) ((unsigned)(i) * sizeof(struct vblk_hdr))
 #define STATUS_OFF(i) (2048u + (unsigned)(i))
 
-static inline void io_fence(void) { __asm__ volatile("fence iorw, iorw" ::: "memory"); }
+static inline void io_fence(void) { uarch_io_fence(); }
 static inline uint32_t reg_read(struct vblk *v, unsigned off)
 {
 	return *(volatile uint32_t *)(v->regs + off);

@@ -168,10 +168,10 @@ static long pair_under_hold(char *why, const char *what, void (*a)(void *), void
 	n.go = 1;
 	int all = th[0] >= 0 && th[1] >= 0 && th[2] >= 0;
 	uint64_t t0 = rdtime();
-	while (!(n.done & 4) && all && rdtime() - t0 < 60ULL * 10000000)
+	while (!(n.done & 4) && all && rdtime() - t0 < 60 * ticks_per_sec())
 		sys_yield();
 	n.stop = 1;
-	while (n.done != 7 && all && rdtime() - t0 < 90ULL * 10000000)
+	while (n.done != 7 && all && rdtime() - t0 < 90 * ticks_per_sec())
 		sys_yield();
 	long done = n.done, r = n.held;
 	for (int i = 0; i < 3; i++)

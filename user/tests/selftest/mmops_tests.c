@@ -154,7 +154,7 @@ static int counters_back_f(struct kcounters *a, int frames, char *why)
 		    b.tasks == a->tasks && b.threads == a->threads && b.endpoints == a->endpoints &&
 		    b.caps == a->caps)
 			return 0;
-		uint64_t t = rdtime() + 100000;
+		uint64_t t = rdtime() + ticks_per_sec() / 100;
 		while (rdtime() < t)
 			sys_yield();
 	}
@@ -346,7 +346,7 @@ int mm_protect(char *why)
 		pth = uthread_start(pgr_fn, &pg, -1, 1);
 		CK(pth >= 0, "pager thread");
 		CK(mt_call(ch.ep, MT_WRITE, PV, 6, NULL) == 0, "write resumed by the pager");
-		uint64_t end = rdtime() + 100000000;
+		uint64_t end = rdtime() + 10 * ticks_per_sec();
 		while (!pg.done && rdtime() < end)
 			sys_yield();
 		CK(pg.done == 1 && pg.addr == (long)PV && pg.access == FA_WRITE,
@@ -433,12 +433,12 @@ static int unmap_while_spinning_on(int hart, char *why)
 	struct sysret sr = ipc(SYS_CALL, ch.ep, w, SLOT_NONE);
 	CK(sr.a0 == 0, "spin call: %s", err_name(sr.a0));
 	CK((uint64_t)sr.a2 == (uint64_t)hart, "child ran on hart %ld, want %d", sr.a2, hart);
-	uint64_t end = rdtime() + 100000000;   /* 10 s */
+	uint64_t end = rdtime() + 10 * ticks_per_sec();   /* 10 s */
 	while (ov[1] < 1000 && rdtime() < end)
 		sys_yield();
 	CK(ov[1] >= 1000, "the child does not spin (%lu)", ov[1]);
 	CK(unmap(ch.rc, PV, PG) == 0, "unmap");
-	uint64_t n0 = ov[1], end3 = rdtime() + 30000;
+	uint64_t n0 = ov[1], end3 = rdtime() + 3 * ticks_per_sec() / 1000;
 	while (rdtime() < end3)
 		;
 	uint64_t n1 = ov[1];
@@ -735,7 +735,7 @@ int mm_tlb_targets(char *why)
 	long both = dbg(DBG_AS_HARTS, 0, 0);
 	__atomic_store_n(&tt_state, 2, __ATOMIC_RELEASE);
 	long after = both;
-	for (uint64_t until = rdtime() + 100000000; after >= 2 && rdtime() < until;) {   /* 10 s */
+	for (uint64_t until = rdtime() + 10 * ticks_per_sec(); after >= 2 && rdtime() < until;) {   /* 10 s */
 		sys_yield();
 		after = dbg(DBG_AS_HARTS, 0, 0);
 	}

@@ -61,7 +61,7 @@ int pg_fault_message(char *why)
 	CHECK(pg_map_frame_with(va + 0x1000, 0, 0, &f2) == 0, "map the write page");
 	w[0] = FAULT_RESUME;
 	CHECK(ipc(SYS_REPLY, 0, w, SLOT_NONE).a0 == 0, "reply");
-	uint64_t end = rdtime() + 100000000;
+	uint64_t end = rdtime() + 10 * ticks_per_sec();
 	while (!c.done && rdtime() < end)
 		sys_yield();
 	CHECK(c.done, "client did not finish after FAULT_RESUME");
@@ -284,7 +284,7 @@ int pg_uaccess_pager(char *why)
 	while (!p.up)
 		sys_yield();
 	u.go = 1;
-	uint64_t end = rdtime() + 100000000;
+	uint64_t end = rdtime() + 10 * ticks_per_sec();
 	while (!u.done && rdtime() < end)
 		sys_yield();
 	CHECK(u.done, "client stuck in a syscall with a pager-managed buffer");

@@ -180,7 +180,7 @@ int plat_cspace_child(void)
 	PC(sc1(SYS_REPLY_SAVE, fresh) == -E_NOENT);    /* no call to answer: checked before the chunk */
 	PC(ipc_timed(SYS_RECV_TIMED, e, w, fresh, 20000).a0 == -E_QUOTA);
 	PC(cap_copy(e, CSPACE_MAX_SLOTS) == -E_BADCAP);
-	uint64_t q2, x2;
+	uint64_t q2 = 0, x2 = 0;
 	PC(pc_used(&q2, &x2) == used && q2 == quota && x2 == extent);
 	PC(cap_info(fresh, &ci) == -E_BADCAP);
 

@@ -74,10 +74,10 @@ static int death_child(void)
 		break;
 	}
 	case DC_ILLEGAL:
-		__asm__ volatile(".word 0" ::: "memory");    /* all-zero: illegal on RISC-V */
+		uarch_illegal_insn();
 		break;
 	case DC_BREAK:
-		__asm__ volatile("ebreak" ::: "memory");
+		uarch_breakpoint();
 		break;
 	case DC_BLOCK: {
 		long ep = slot_alloc();

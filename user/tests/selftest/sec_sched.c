@@ -24,8 +24,8 @@
 /* Set by cmd_selftest before the tests run ("" = every test). */
 const char *selftest_prefix;
 
-#define TICKS_PER_SEC 10000000UL       /* rdtime runs at 10 MHz on QEMU virt */
-#define SEND_GAP      1000UL           /* 100 us between messages */
+#define TICKS_PER_SEC ticks_per_sec()   /* the kernel's timebase */
+#define SEND_GAP      (TICKS_PER_SEC / 10000)   /* 100 us between messages */
 #define CALL_EVERY    16               /* one call per 16 messages, the rest plain sends */
 #define STOP_WORD     (~0ULL)
 /* Event bounds of the watchdog (see sec_sched_stress). */

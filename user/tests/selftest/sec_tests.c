@@ -9,7 +9,7 @@
 #include "ulib.h"
 #include "selftest.h"
 
-#define TICKS_PER_SEC 10000000UL      /* rdtime runs at 10 MHz on QEMU virt */
+#define TICKS_PER_SEC ticks_per_sec()   /* the kernel's timebase */
 #define MS (TICKS_PER_SEC / 1000)
 #define SEC_FRAMES 512
 #define ROLE_NOP 0xfe                 /* an unknown role: the child exits 100 */
@@ -1017,7 +1017,7 @@ int sec_kill_mid_ipc(char *why)
 		CK(task >= 0, "no slot");
 		long r = task_spawn_q(self_module(), ROLE_SEC_IPC_STORM, task, QUOTA(SEC_FRAMES, 8, 2, 0), SLOT_NONE);
 		CK(r == 0, "spawn: %s", err_name(r));
-		uint64_t until = rdtime() + 2000 + xorshift64(&seed) % 30000;   /* 0.2 - 3.2 ms */
+		uint64_t until = rdtime() + MS / 5 + xorshift64(&seed) % (3 * MS);   /* 0.2 - 3.2 ms */
 		while (rdtime() < until)
 			sys_yield();
 		CK(task_kill(task) == 0, "kill");

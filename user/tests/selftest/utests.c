@@ -577,7 +577,7 @@ static int counters_equal(struct kcounters *a, char *why)
 			return 0;
 		if (i >= 200 && !b.rcu_busy)
 			break;
-		uint64_t t = rdtime() + 100000;
+		uint64_t t = rdtime() + ticks_per_sec() / 100;
 		while (rdtime() < t)
 			sys_yield();
 	}
@@ -597,8 +597,8 @@ static int t_kill_frees_everything(char *why)
 	CHECK(task_spawn(self_module(), ROLE_HOG, task, CHILD_FRAMES, SLOT_NONE) == 0, "spawn");
 	struct kcounters mid;
 	/* Bounded by time, not by a count of yields: on a loaded host the
-	 * hog's hart may not run for a while (10 s at the 10 MHz timebase). */
-	uint64_t until = rdtime() + 100000000;
+	 * hog's hart may not run for a while (10 s). */
+	uint64_t until = rdtime() + 10 * ticks_per_sec();
 	for (;;) {
 		dbg(DBG_COUNTERS, (uint64_t)&mid, 0);
 		if (mid.endpoints >= before.endpoints + 4 || rdtime() > until)
@@ -717,12 +717,12 @@ static int t_preemption(char *why)
 	CHECK(a >= 0 && b >= 0, "threads");
 	/* Ends as soon as both spinners ran; the bound (10 s) only matters
 	 * when a loaded host starves the spinners' hart. */
-	uint64_t end = rdtime() + 100000000;
+	uint64_t end = rdtime() + 10 * ticks_per_sec();
 	while (rdtime() < end && !(s1.n > 1000 && s2.n > 1000))
 		sys_yield();
 	long n1 = s1.n, n2 = s2.n;
 	stop = 1;
-	uint64_t t = rdtime() + 2000000;
+	uint64_t t = rdtime() + ticks_per_sec() / 5;
 	while (rdtime() < t)
 		sys_yield();
 	cap_delete(a), cap_delete(b);
@@ -743,11 +743,11 @@ static int t_thread_kill(char *why)
 		sys_yield();
 	CHECK(sc1(SYS_THREAD_KILL, th) == 0, "kill");
 	/* Once it is gone its count stops moving. */
-	uint64_t t = rdtime() + 500000;
+	uint64_t t = rdtime() + ticks_per_sec() / 20;
 	while (rdtime() < t)
 		sys_yield();
 	long n1 = sp.n;
-	t = rdtime() + 500000;
+	t = rdtime() + ticks_per_sec() / 20;
 	while (rdtime() < t)
 		sys_yield();
 	CHECK(sp.n == n1, "killed thread still runs (%ld -> %ld)", n1, sp.n);
@@ -778,7 +778,7 @@ static int t_threads_on_many_harts(char *why)
 		th[i] = uthread_start(mh_fn, &m, (int)i, 1);
 		CHECK(th[i] >= 0, "thread %ld: %ld", i, th[i]);
 	}
-	uint64_t end = rdtime() + 10000000 * 10;
+	uint64_t end = rdtime() + 10 * ticks_per_sec();
 	while (m.count < n * 2000 && rdtime() < end)
 		sys_yield();
 	while (popc(m.harts) < n && rdtime() < end)

@@ -69,7 +69,7 @@
 #include <patina/device.h>
 #include <patina/mobj.h>
 
-#define TPS 10000000UL                  /* rdtime: 10 MHz on QEMU virt */
+#define TPS ticks_per_sec()             /* rdtime ticks per second */
 
 /* ---- what init and the children share ---- */
 #define MAX_KIDS 3
@@ -1448,7 +1448,7 @@ static void ck_txn_revoke(uint64_t *s)
 	if (!wait_for(&txn_started, seq, 2 * TPS))
 		return;      /* the helper is slow: the next check will find it */
 	t0 = rdtime();
-	for (uint64_t d = rnd(s) % 500; rdtime() - t0 < d;)
+	for (uint64_t d = rnd(s) % (TPS / 20000); rdtime() - t0 < d;)
 		;
 	if (rnd(s) % 2)
 		cap_revoke(O_TXN_MID);
