@@ -4,6 +4,7 @@
  * generic boot as RISC-V does: kmain(boot CPU's APIC id, DTB address). */
 #include <patina/errno.h>
 #include "boot.h"
+#include "bootfdt.h"
 #include "cpu.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -81,8 +82,9 @@ uint64_t x86_tsc_hz(void)
 	return best * 1000 / PIT_MS;
 }
 
-/* The device tree the generic boot reads (in the image: reserved with it). */
-static uint8_t boot_dtb[4096] __attribute__((aligned(8)));
+/* The device tree the generic boot reads (in the image: reserved with
+ * it). Room for the memory map, a few hundred CPUs and the reservations. */
+static uint8_t boot_dtb[16384] __attribute__((aligned(8)));
 
 /* The legacy 8259 PICs as the firmware left them deliver their timer at
  * vector 8 (the double fault's): mask every line. The local APIC's timer
@@ -101,10 +103,13 @@ void x86_boot(const struct hvm_start_info *si)
 	x86_cpu_set(cpus);
 	cpu_features();
 	uint64_t hz = x86_tsc_hz();
-	uint32_t apic_id;
-	long err = x86_bootfdt_build(si, hz, boot_dtb, sizeof boot_dtb, &apic_id);
+	/* The initial APIC id (CPUID leaf 1 EBX[31:24]): the MADT must list it. */
+	uint32_t apic_id = cpuid(1, 0).b >> 24;
+	const char *why = NULL;
+	long err = x86_bootfdt_build(si, apic_id, hz, boot_dtb, sizeof boot_dtb, &why);
 	if (err)
-		panic("cannot describe the machine from the PVH start info (error %ld)", err);
+		panic("cannot describe the machine from the PVH start info and ACPI: %s (error %ld)",
+		      why ? why : "?", err);
 	kmain(apic_id, virt_to_phys(boot_dtb));
 	panic("kmain returned");
 }

@@ -14,13 +14,6 @@ extern uint64_t boot_kernel_as_token;
  * info still reachable 1:1: probe the CPU, build the device tree, kmain. */
 void x86_boot(const struct hvm_start_info *si) __attribute__((noreturn));
 
-/* Build a DTB describing this machine into buf[0..len) from the PVH
- * start info (physical = virtual: called under the boot identity map).
- * timebase_hz goes into /cpus timebase-frequency. 0, or -E_* (E_INVAL bad
- * magic/tables, E_NOMEM buf too small); *boot_apic_id = the BSP's APIC id. */
-long x86_bootfdt_build(const struct hvm_start_info *si, uint64_t timebase_hz, void *buf,
-		       uint32_t len, uint32_t *boot_apic_id);
-
 /* The TSC's frequency in Hz: CPUID leaf 0x15 (or 0x16) where the CPU
  * gives it, else measured against PIT channel 2. Boot CPU, once. */
 uint64_t x86_tsc_hz(void);

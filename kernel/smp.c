@@ -114,7 +114,7 @@ uint32_t smp_start_harts(const struct boot_info *bi)
 			/* OpenSBI 1.1 manages 128 harts: with more, the rest
 			 * are refused, one line each would be hundreds. */
 			if (refused++ < 4)
-				printk("patina: hart %u did not start (SBI error %d)\n",
+				printk("patina: hart %u did not start (the firmware or platform refused: error %d)\n",
 				       bc->hartid, started);
 			continue;
 		}
@@ -127,7 +127,7 @@ uint32_t smp_start_harts(const struct boot_info *bi)
 		__atomic_store_n(&ncpus, ncpus + 1, __ATOMIC_RELEASE);
 	}
 	if (refused > 4)
-		printk("patina: %u harts did not start (SBI refused them), %u more not listed\n",
+		printk("patina: %u harts did not start (refused), %u more not listed\n",
 		       refused, refused - 4);
 	return ncpus;
 }
