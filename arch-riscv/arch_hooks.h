@@ -184,6 +184,8 @@ static inline void arch_user_counters_on(void) { csr_write(scounteren, 7); }
 /* OpenSBI sits at the start of RAM and reserves itself in the DTB. */
 #define ARCH_FIRMWARE_IN_RAM 1
 
+#define ARCH_ELF_MACHINE 243     /* EM_RISCV */
+
 static inline long arch_firmware_init(void) { return sbi_init(); }
 
 static inline long arch_console_write(const char *buf, size_t len)

@@ -256,6 +256,8 @@ static inline void arch_user_counters_on(void)
 /* The BIOS's memory is outside the RAM ranges of the PVH memory map. */
 #define ARCH_FIRMWARE_IN_RAM 0
 
+#define ARCH_ELF_MACHINE 62      /* EM_X86_64 */
+
 /* No firmware to probe: the console is the 16550 boot.c set up. */
 static inline long arch_firmware_init(void) { return 0; }
 

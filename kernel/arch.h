@@ -205,6 +205,9 @@ static inline int arch_console_getc(void);
  * stays resident lives in RAM the device tree lists as memory (and must
  * therefore be reserved there). */
 
+/* ARCH_ELF_MACHINE: the ELF e_machine of this ISA's user programs (the
+ * loader refuses any other). */
+
 enum arch_hart_state {
 	ARCH_HART_STARTED,
 	ARCH_HART_STOPPED,

@@ -116,7 +116,8 @@ enum patina_sys {
  * the ELF entry with a0 = arg, a1 = argc, a2 = argv (a NULL-ended array of
  * the strings, on the top page of its stack), a3 = its own module index
  * (so a program can spawn copies of itself); on x86-64 in rdi, rsi, rdx,
- * rcx (the C calling convention's first four), rsp below argv. Without
+ * r10 (the system-call argument registers: crt0 moves r10 to rcx for C),
+ * rsp below argv. Without
  * the extension argc is 0 and argv points at a NULL. A thread made with
  * SYS_THREAD_CREATE starts at pc with sp and a0 = arg (x86-64: rip, rsp,
  * rdi).

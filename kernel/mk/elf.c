@@ -21,14 +21,13 @@ struct elf64_phdr {
 #define PF_X 1
 #define PF_W 2
 #define PF_R 4
-#define EM_RISCV 243
 
 static int check(const uint8_t *img, size_t len, const struct elf64_ehdr **eh)
 {
 	if (len < sizeof(struct elf64_ehdr))
 		return -E_INVAL;
 	const struct elf64_ehdr *e = (const void *)img;
-	if (memcmp(e->ident, "\177ELF", 4) || e->ident[4] != 2 || e->machine != EM_RISCV ||
+	if (memcmp(e->ident, "\177ELF", 4) || e->ident[4] != 2 || e->machine != ARCH_ELF_MACHINE ||
 	    e->phentsize != sizeof(struct elf64_phdr) || e->phoff > len ||
 	    (uint64_t)e->phnum * sizeof(struct elf64_phdr) > len - e->phoff)
 		return -E_INVAL;

@@ -718,9 +718,8 @@ int sec_wx(char *why)
 	/* Write code through an RW view, run it through an RX view. */
 	struct region_op rw = { .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = WX_RW, .arg = f };
 	CK(region1(SLOT_SELF_AS, WX_RW, &rw) == 1, "map RW: %ld", rw.result);
-	volatile uint32_t *code = (volatile uint32_t *)WX_RW;
-	code[0] = 0x02a00513;    /* li a0, 42 */
-	code[1] = 0x00008067;    /* ret */
+	volatile uint8_t *code = (volatile uint8_t *)WX_RW;
+	uarch_code_return(code, 42);
 	struct region_op rx = { .op = ROP_MAP, .prot = PROT_R | PROT_X, .va = WX_RX, .arg = f };
 	CK(region1(SLOT_SELF_AS, WX_RX, &rx) == 1, "map RX: %ld", rx.result);
 	memset(&op, 0, sizeof op);
@@ -734,7 +733,7 @@ int sec_wx(char *why)
 	/* New code: take the RX view away, write, map it again. */
 	struct region_op un = { .op = ROP_UNMAP, .va = WX_RX, .len = 4096 };
 	CK(region1(SLOT_SELF_AS, WX_RX, &un) == 1, "unmap RX: %ld", un.result);
-	code[0] = 0x02b00513;    /* li a0, 43 */
+	uarch_code_return(code, 43);
 	rx.result = 0;
 	CK(region1(SLOT_SELF_AS, WX_RX, &rx) == 1, "map RX again: %ld", rx.result);
 	if (jit_run(43, why))

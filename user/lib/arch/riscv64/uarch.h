@@ -72,4 +72,14 @@ static inline void uarch_io_fence(void) { __asm__ volatile("fence iorw, iorw" ::
 static inline void uarch_illegal_insn(void) { __asm__ volatile(".word 0" ::: "memory"); }
 static inline void uarch_breakpoint(void) { __asm__ volatile("ebreak" ::: "memory"); }
 
+/* Machine code of a function returning v (0 <= v < 2048) written at
+ * code, for the tests that run code they wrote: li a0, v; ret. The
+ * kernel's mapping of it makes the instruction fetch see it. */
+static inline void uarch_code_return(volatile uint8_t *code, uint32_t v)
+{
+	volatile uint32_t *w = (volatile uint32_t *)code;
+	w[0] = 0x00000513u | (v << 20);      /* addi a0, zero, v */
+	w[1] = 0x00008067u;                  /* jalr zero, 0(ra) */
+}
+
 #endif

@@ -1,7 +1,8 @@
 /* User entry (x86-64): the kernel starts a task's first thread here with
- * rdi = the spawn argument, rsi = argc, rdx = argv, rcx = the task's own
- * module index (patina_start's four arguments as the SysV ABI passes
- * them), and rsp below argv on the top page of its (lazily filled)
+ * its first four arguments in the system-call argument registers: rdi =
+ * the spawn argument, rsi = argc, rdx = argv, r10 = the task's own module
+ * index (the fourth is r10, not the SysV rcx, which a return by sysret
+ * overwrites), and rsp below argv on the top page of its (lazily filled)
  * stack. The FS base is set by patina_start (_set_tls) before any
  * thread-local variable is touched. */
 	.section .text.start, "ax"
@@ -9,6 +10,7 @@
 _start:
 	xorl	%ebp, %ebp
 	andq	$-16, %rsp
+	movq	%r10, %rcx
 	call	patina_start
 1:	jmp	1b
 

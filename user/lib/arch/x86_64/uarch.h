@@ -88,4 +88,15 @@ static inline void uarch_io_fence(void) { __asm__ volatile("mfence" ::: "memory"
 static inline void uarch_illegal_insn(void) { __asm__ volatile("ud2" ::: "memory"); }
 static inline void uarch_breakpoint(void) { __asm__ volatile("int3" ::: "memory"); }
 
+/* Machine code of a function returning v (0 <= v < 2^31) written at
+ * code, for the tests that run code they wrote: mov $v, %eax; ret.
+ * x86 fetches through the same coherent caches: no fence needed. */
+static inline void uarch_code_return(volatile uint8_t *code, uint32_t v)
+{
+	code[0] = 0xb8;
+	for (int i = 0; i < 4; i++)
+		code[1 + i] = (uint8_t)(v >> (8 * i));
+	code[5] = 0xc3;
+}
+
 #endif
