@@ -48,6 +48,13 @@ static inline int irq_enabled(void)  { return (csr_read(sstatus) & SSTATUS_SIE) 
 
 static inline void cpu_relax(void) { __asm__ volatile("nop; nop; nop; nop" ::: "memory"); }
 static inline void arch_wait_for_interrupt(void) { __asm__ volatile("wfi" ::: "memory"); }
+/* wfi returns on a pending interrupt even with SIE off; enabling then
+ * takes it. */
+static inline void arch_idle_sleep(void)
+{
+	arch_wait_for_interrupt();
+	irq_enable();
+}
 static inline void arch_irqs_mask_all(void) { csr_write(sie, 0); }
 
 /* Kernel traps go to trap_vector (trapvec.S). sscratch starts at 0;

@@ -54,13 +54,17 @@ static inline unsigned long irq_save(void)
 	return f & X86_RFLAGS_IF;
 }
 
+/* sti enables interrupts only after the instruction that follows it: a
+ * cli right behind would close the window before any pending interrupt
+ * got in (an enable-then-disable that lets waiting interrupts through
+ * would let none). The nop is that instruction. */
 static inline void irq_restore(unsigned long flags)
 {
 	if (flags & X86_RFLAGS_IF)
-		__asm__ volatile("sti" ::: "memory");
+		__asm__ volatile("sti; nop" ::: "memory");
 }
 
-static inline void irq_enable(void)  { __asm__ volatile("sti" ::: "memory"); }
+static inline void irq_enable(void)  { __asm__ volatile("sti; nop" ::: "memory"); }
 static inline void irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
 
 static inline int irq_enabled(void)
@@ -82,6 +86,14 @@ static inline void arch_wait_for_interrupt(void)
 		__asm__ volatile("hlt" ::: "memory");
 	else
 		cpu_relax();
+}
+
+/* sti's one-instruction delay makes "sti; hlt" atomic: an interrupt
+ * pending before it (or raised after the last look at the queues) ends
+ * the hlt, and is taken there. */
+static inline void arch_idle_sleep(void)
+{
+	__asm__ volatile("sti; hlt" ::: "memory");
 }
 
 /* The task priority register at 15 blocks every vector. */

@@ -46,6 +46,8 @@ extern char trap_stubs[];
 extern char x86_syscall_entry[];
 
 #define GATE_INTR 0x8e      /* present, ring 0, 64-bit interrupt gate */
+#define GATE_INTR_USER 0xee /* the same, which int3 in ring 3 may raise */
+#define VEC_BREAKPOINT 3    /* int3: a user breakpoint is a breakpoint, not a #GP */
 #define IST_FAULT 1         /* the stack of double faults and NMIs */
 
 static void idt_fill(void)
@@ -55,7 +57,7 @@ static void idt_fill(void)
 		idt[v] = (struct idt_gate){
 			.off0 = (uint16_t)a, .sel = SEL_KCODE,
 			.ist = (v == 2 || v == 8) ? IST_FAULT : 0,
-			.type = GATE_INTR, .off1 = (uint16_t)(a >> 16),
+			.type = v == VEC_BREAKPOINT ? GATE_INTR_USER : GATE_INTR, .off1 = (uint16_t)(a >> 16),
 			.off2 = (uint32_t)(a >> 32),
 		};
 	}

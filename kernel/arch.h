@@ -43,6 +43,12 @@ static inline void cpu_relax(void);
 /* Stop until an interrupt is pending (returns even with interrupts
  * disabled; the interrupt is then taken when they are enabled). */
 static inline void arch_wait_for_interrupt(void);
+/* The idle hart's sleep. Called with interrupts off, after its last look
+ * at the run queues: sleeps until an interrupt is pending (one raised
+ * since that look included) and returns with interrupts on, the
+ * interrupt taken. The enable and the sleep are one step, so no wakeup
+ * falls between them. */
+static inline void arch_idle_sleep(void);
 /* Mask every interrupt source of this hart (a hart about to stop). */
 static inline void arch_irqs_mask_all(void);
 

@@ -396,14 +396,16 @@ void sched_idle_loop(void)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		uint64_t sw = rq->switches;
 		sched_switch();      /* own queue, else steal */
-		/* Sleep at once, no polling. No wakeup is lost: SIE is off
-		 * from the look at the queues to here, so an IPI sent by an
-		 * enqueue that saw rq->idle stays pending (sie.SSIE is on) and
-		 * wfi returns at once; an enqueue that came before our fence
-		 * is seen by the look. The tick keeps running here: it is this
-		 * hart's quiescent state for RCU (rcu.c). */
+		/* Sleep at once, no polling. No wakeup is lost: interrupts
+		 * are off from the look at the queues to the sleep, which
+		 * enables them in the same step, so an IPI sent by an enqueue
+		 * that saw rq->idle stays pending and ends the sleep at once;
+		 * an enqueue that came before our fence is seen by the look.
+		 * The tick keeps running here: it is this hart's quiescent
+		 * state for RCU (rcu.c). */
 		if (rq->switches == sw && __atomic_load_n(&rq->len, __ATOMIC_RELAXED) == 0)
-			arch_wait_for_interrupt();   /* returns on a pending interrupt even with SIE off */
-		irq_enable();   /* take the interrupt that woke us */
+			arch_idle_sleep();   /* returns with the interrupt that woke us taken */
+		else
+			irq_enable();
 	}
 }
