@@ -202,7 +202,8 @@ enum patina_dbg {
 	                        * -> how many were counted, -E_INVAL without failalloc= (needs R_WRITE) */
 	DBG_TIMEBASE,          /* () -> the time counter's frequency in Hz (rdtime ticks per second;
 	                        * RISC-V: from the device tree, 10 MHz on QEMU virt, 1 MHz on
-	                        * sifive_u; x86-64: the TSC's rate, as the kernel measured it) */
+	                        * sifive_u; x86-64: the TSC's rate, as the kernel measured it); any
+	                        * task may ask, the slot is not looked at */
 	DBG_NAME,              /* (kind << 32 | index, buf, size) -> bytes written: kind DBG_NAME_MODULE,
 	                        * the boot module's name; DBG_NAME_KCMD, an in-kernel command's
 	                        * "name\0help\0". -E_NOENT past the last, -E_INVAL if size is short */

@@ -20,7 +20,7 @@
 #define NPG 10              /* object pages */
 #define NCL 8               /* clients of the one supply */
 #define OBADGE 0x0b1ec7ULL
-#define CHILD_FRAMES 96
+#define CHILD_FRAMES SELF_CHILD_FRAMES
 #define FAIL(...) do { if (!why[0]) snprintf(why, 160, __VA_ARGS__); goto out; } while (0)
 #define CK(c, ...) do { if (!(c)) FAIL(__VA_ARGS__); } while (0)
 

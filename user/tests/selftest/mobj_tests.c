@@ -29,7 +29,7 @@
 #define RW (PROT_R | PROT_W)
 #define FAIL(...) do { if (!why[0]) snprintf(why, 160, __VA_ARGS__); goto out; } while (0)
 #define CK(c, ...) do { if (!(c)) FAIL(__VA_ARGS__); } while (0)
-#define CHILD_FRAMES 96
+#define CHILD_FRAMES SELF_CHILD_FRAMES
 
 /* Map npages of obj from page off at va of region rc with prot: the
  * transaction's result. */

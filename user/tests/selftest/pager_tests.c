@@ -356,17 +356,13 @@ int pg_task_create(char *why)
 	if (pg_counters_back(&before, 1, why))
 		return 1;
 
-	/* Code: li a0, 7; li a7, SYS_EXIT; ecall; j . */
+	/* Code: exit(7). */
 	CHECK(pg_task_new(SLOT_SELF_TASK, tc, QUOTA(64, 1, 0, 0)) == 0, "create");
 	CHECK(task_region(tc, rc) == 0, "region cap of the new task");
 	CHECK(frame_alloc(f) == 0, "frame");
 	struct region_op m = { .op = ROP_MAP, .prot = PROT_R | PROT_W, .va = scratch, .arg = f };
 	CHECK(region_txn(SLOT_SELF_AS, scratch, scratch + 0x1000, &m, 1) == 1, "map the frame here");
-	volatile uint32_t *code = (volatile uint32_t *)scratch;
-	code[0] = 0x00700513;                              /* addi a0, zero, 7 */
-	code[1] = 0x00000893 | ((uint32_t)SYS_EXIT << 20); /* addi a7, zero, SYS_EXIT */
-	code[2] = 0x00000073;                              /* ecall */
-	code[3] = 0x0000006f;                              /* j . */
+	uarch_code_syscall1((volatile uint8_t *)scratch, SYS_EXIT, 7);
 	pg_unmap(scratch, 0x1000);
 	struct region_op mx = { .op = ROP_MAP, .prot = PROT_R | PROT_X, .va = code_va, .arg = f };
 	r = region_txn(rc, code_va, code_va + 0x1000, &mx, 1);

@@ -58,9 +58,7 @@ int sec_dead_charge(char *why)
 	code = slot_alloc();
 	CK(code >= 0 && frame_alloc(code) == 0, "frame_alloc");
 	CK(txn1(SLOT_SELF_AS, ROP_MAP, PROT_R | PROT_W, DC_TMP, code, NULL) == 0, "map code RW");
-	volatile uint32_t *ins = (volatile uint32_t *)DC_TMP;
-	ins[0] = 0x00052023;      /* sw zero, 0(a0): fault in the page a0 names */
-	ins[1] = 0x0000006f;      /* j . */
+	uarch_code_store_arg((volatile uint8_t *)DC_TMP);   /* faults in the page it is given */
 	CK(txn1(SLOT_SELF_AS, ROP_UNMAP, 0, DC_TMP, 0, NULL) == 0, "unmap code");
 
 	task = slot_alloc();

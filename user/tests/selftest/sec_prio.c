@@ -80,7 +80,7 @@ static void prio_main(void *arg)
 	code = slot_alloc();
 	CK(code >= 0 && frame_alloc(code) == 0, "frame_alloc");
 	CK(txn1(SLOT_SELF_AS, ROP_MAP, PROT_R | PROT_W, CODE_VA, code) == 0, "map code RW");
-	*(volatile uint32_t *)CODE_VA = 0x0000006f;          /* j . */
+	uarch_code_spin((volatile uint8_t *)CODE_VA);
 	CK(txn1(SLOT_SELF_AS, ROP_UNMAP, 0, CODE_VA, 0) == 0, "unmap code");
 
 	/* No child above our own mcp. */
