@@ -60,8 +60,11 @@ static void free_insert(struct blk *b)
 }
 
 /* Take a block of exactly `need` bytes from the free list (first fit;
- * the tail of a larger block, whose head stays free): it, or NULL.
- * Needs the heap lock. */
+ * the head of a larger block, whose tail stays free): it, or NULL.
+ * Needs the heap lock. The head, so that the heap's used part grows
+ * from its low end as with a break-based allocator, and the pages a
+ * program touches are the lowest ones: a program that touches its heap
+ * first (to compare memory counts) then reuses those pages. */
 static struct blk *free_take(size_t need)
 {
 	for (struct blk **pp = &free_list; *pp; pp = &(*pp)->next) {
@@ -69,8 +72,10 @@ static struct blk *free_take(size_t need)
 		if (b->size < need)
 			continue;
 		if (b->size - need >= MIN_SPLIT) {
-			b->size -= need;
-			b = (struct blk *)((char *)b + b->size);
+			struct blk *rest = (struct blk *)((char *)b + need);
+			rest->size = b->size - need;
+			rest->next = b->next;
+			*pp = rest;
 			b->size = need;
 		} else {
 			*pp = b->next;
