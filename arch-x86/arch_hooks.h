@@ -62,13 +62,19 @@ static inline unsigned long irq_save(void)
 	return f & X86_RFLAGS_IF;
 }
 
+/* sti takes effect after the next instruction: a cli right behind it
+ * (a loop that enables, then disables at its top) would never take a
+ * pending interrupt. The nop is that instruction, so an interrupt
+ * pending when interrupts come on is taken here, as the generic code
+ * expects (the idle loop's "take the interrupt that woke us"). */
+static inline void irq_enable(void)  { __asm__ volatile("sti; nop" ::: "memory"); }
+
 static inline void irq_restore(unsigned long flags)
 {
 	if (flags & X86_RFLAGS_IF)
-		__asm__ volatile("sti" ::: "memory");
+		irq_enable();
 }
 
-static inline void irq_enable(void)  { __asm__ volatile("sti" ::: "memory"); }
 static inline void irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
 
 static inline int irq_enabled(void)
