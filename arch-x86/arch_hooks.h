@@ -21,8 +21,16 @@ long x86_timer_set(uint64_t when);
 /* Unmask (on) or mask this CPU's timer interrupt; unmasking delivers an
  * armed deadline that ran out while masked. */
 void x86_timer_irq(int on);
-/* A fixed IPI at VEC_IPI to the CPU with this APIC id; 0. */
+/* A fixed IPI at VEC_IPI / an NMI to the CPU with this APIC id; 0. Any
+ * context but an NMI handler. */
 long x86_ipi_send(uint32_t apic_id);
+long x86_nmi_send(uint32_t apic_id);
+/* INIT, then two start-up IPIs for the code at physical page `page`
+ * (below 1 MiB), with the SDM's delays (10 ms, 200 us). */
+void x86_lapic_start_ap(uint32_t apic_id, uint32_t page);
+/* smpboot.c: arch_hart_start and arch_hart_state. */
+long x86_hart_start(uint32_t hartid, uint64_t entry_pa, unsigned long opaque);
+long x86_hart_state(uint32_t hartid);
 /* Set the task priority (0 takes every vector, 0xf0 none); nothing
  * before the APIC is set up. */
 void x86_lapic_tpr(uint32_t tpr);
@@ -54,17 +62,19 @@ static inline unsigned long irq_save(void)
 	return f & X86_RFLAGS_IF;
 }
 
-/* sti enables interrupts only after the instruction that follows it: a
- * cli right behind would close the window before any pending interrupt
- * got in (an enable-then-disable that lets waiting interrupts through
- * would let none). The nop is that instruction. */
+/* sti takes effect after the next instruction: a cli right behind it
+ * (a loop that enables, then disables at its top) would never take a
+ * pending interrupt. The nop is that instruction, so an interrupt
+ * pending when interrupts come on is taken here, as the generic code
+ * expects (the idle loop's "take the interrupt that woke us"). */
+static inline void irq_enable(void)  { __asm__ volatile("sti; nop" ::: "memory"); }
+
 static inline void irq_restore(unsigned long flags)
 {
 	if (flags & X86_RFLAGS_IF)
-		__asm__ volatile("sti; nop" ::: "memory");
+		irq_enable();
 }
 
-static inline void irq_enable(void)  { __asm__ volatile("sti; nop" ::: "memory"); }
 static inline void irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
 
 static inline int irq_enabled(void)
@@ -280,20 +290,21 @@ static inline long arch_console_write(const char *buf, size_t len)
 
 static inline int arch_console_getc(void) { return x86_console_getc(); }
 
-/* Starting application processors (INIT-SIPI through a real-mode
- * trampoline) is not implemented: a start is refused with
- * X86_ERR_NOT_SUPPORTED and the CPU stays where the firmware left it. */
+/* Other CPUs start by INIT and start-up IPIs through a real-mode page
+ * (smpboot.c, ap_boot.S). Errors: the APIC id cannot be reached by the
+ * xAPIC (above 254), or the start is refused (this CPU's id, an entry
+ * outside the boot table's 1:1 window). */
 #define X86_ERR_NOT_SUPPORTED (-2)
+#define X86_ERR_INVALID       (-3)
+#define X86_ERR_NOMEM         (-4)
 static inline long arch_hart_start(uint32_t hartid, uint64_t entry_pa, unsigned long opaque)
 {
-	(void)hartid; (void)entry_pa; (void)opaque;
-	return X86_ERR_NOT_SUPPORTED;
+	return x86_hart_start(hartid, entry_pa, opaque);
 }
 
 static inline long arch_hart_state(uint32_t hartid)
 {
-	(void)hartid;
-	return X86_ERR_NOT_SUPPORTED;
+	return x86_hart_state(hartid);
 }
 
 /* Nothing to hand the CPU back to: halt with interrupts off for good. */

@@ -26,6 +26,9 @@ struct x86_pcpu {
 	uint64_t kstack_top;
 	uint64_t gdt[7];
 	struct tss tss;
+	/* Double faults and NMIs. Its last 16 bytes are above the IST top:
+	 * the first word there points back at this block, for the NMI
+	 * handler, which cannot trust GS (x86_nmi_cpu). */
 	uint8_t fault_stack[4096] __attribute__((aligned(16)));
 };
 
@@ -84,6 +87,24 @@ void x86_set_user_kstack(uint64_t top)
 	p->tss.rsp[0] = top;
 }
 
+/* An NMI's frame ends at the IST top (the CPU pushes from there, 16-byte
+ * aligned, and struct trap_frame is the whole of what is pushed), where
+ * x86_trap_init_hart left a pointer to the CPU's block. */
+static struct x86_pcpu *nmi_pcpu(const struct trap_frame *tf)
+{
+	return *(struct x86_pcpu *const *)(const void *)(tf + 1);
+}
+
+struct cpu *x86_nmi_cpu(const struct trap_frame *tf)
+{
+	return nmi_pcpu(tf)->cpu;
+}
+
+void x86_nmi_kernel_gs(const struct trap_frame *tf)
+{
+	wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)nmi_pcpu(tf));
+}
+
 /* Needs: GS base set (x86_cpu_set). Loads this CPU's GDT and TSS, the
  * IDT, and points syscall at x86_syscall_entry. */
 void x86_trap_init_hart(void)
@@ -92,7 +113,9 @@ void x86_trap_init_hart(void)
 	if (!idt[0].type)
 		idt_fill();
 	memset(&p->tss, 0, sizeof p->tss);
-	p->tss.ist[IST_FAULT - 1] = (uint64_t)(uintptr_t)(p->fault_stack + sizeof p->fault_stack);
+	uint8_t *ist_top = p->fault_stack + sizeof p->fault_stack - 16;
+	*(struct x86_pcpu **)ist_top = p;
+	p->tss.ist[IST_FAULT - 1] = (uint64_t)(uintptr_t)ist_top;
 	p->tss.iomap_base = sizeof p->tss;     /* no I/O bitmap: ring 3 gets no ports */
 	uint64_t t = (uint64_t)(uintptr_t)&p->tss, lim = sizeof p->tss - 1;
 	p->gdt[0] = 0;

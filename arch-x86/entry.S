@@ -155,20 +155,34 @@ entry64_high:
 	hlt
 	jmp	1b
 
-/* smp.c names the secondary entry point; arch_hart_start refuses every
- * start on x86-64 (no INIT-SIPI trampoline yet), so nothing enters it. */
+/* An application processor from the start-up page (ap_boot.S): 64-bit
+ * mode under the boot table, running at this code's physical address
+ * (smp.c passes virt_to_phys(_start_secondary)), interrupts off, rdi =
+ * its struct cpu. To the link address, then the kernel page table (the
+ * struct cpu and its stack lie in the direct map, which the boot table
+ * does not have), the stack at the struct cpu's stack_top (offset 0), and
+ * x86_ap_main (smpboot.c), which does not return. */
 	.globl _start_secondary
 _start_secondary:
-	cli
+	movabsq	$1f, %rax
+	jmp	*%rax
+1:	movq	boot_kernel_as_token(%rip), %rax
+	movq	%rax, %cr3
+	movq	(%rdi), %rsp
+	xorl	%ebp, %ebp
+	call	x86_ap_main
+2:	cli
 	hlt
-	jmp	_start_secondary
+	jmp	2b
 
 	.data
 	.p2align 3
-	.globl kernel_va_pa_offset, phys_map_base, boot_kernel_as_token
+	.globl kernel_va_pa_offset, phys_map_base, boot_kernel_as_token, boot_pml4_pa
 kernel_va_pa_offset:	.quad 0xffffffff80000000
 phys_map_base:		.quad 0
 boot_kernel_as_token:	.quad 0
+/* The boot PML4's physical address (smpboot.c: the start-up page's CR3). */
+boot_pml4_pa:		.quad boot_pml4
 
 	.bss
 	.p2align 12

@@ -1,8 +1,12 @@
 /* The local APIC (xAPIC, memory-mapped): the timer and IPIs of kernel/
- * arch.h. Its registers are mapped on first use, which the generic boot
- * makes timer_start_hart, after the switch to the kernel page table (the
- * boot CPU; before that nothing reaches this file but a mask request,
- * which then has nothing to mask: the APIC is still software-disabled).
+ * arch.h, NMIs (remote.c's TLB flushes) and the INIT and start-up IPIs
+ * that start the other CPUs (smpboot.c). Every CPU sees its own APIC at
+ * the same physical address: the registers are mapped once, on the boot
+ * CPU's first use, which the generic boot makes timer_start_hart, after
+ * the switch to the kernel page table (before that nothing reaches this
+ * file but a mask request, which then has nothing to mask: the APIC is
+ * still software-disabled); each CPU turns its own APIC on at its first
+ * use (another CPU's first is its timer_start_hart too).
  * The timer runs in TSC-deadline mode where CPUID has it, else one-shot
  * counting at the APIC's own rate, measured against the TSC.
  * A timer that runs out while its LVT entry is masked interrupts no one
@@ -30,11 +34,16 @@
 #define SVR_ENABLE    (1u << 8)
 #define LVT_MASKED    (1u << 16)
 #define LVT_TSC_DEADLINE (2u << 17)
+#define ICR_NMI       (4u << 8)
+#define ICR_INIT      (5u << 8)
+#define ICR_STARTUP   (6u << 8)
 #define ICR_PENDING   (1u << 12)
 #define ICR_ASSERT    (1u << 14)
+#define ICR_LEVEL     (1u << 15)
 #define TIMER_DIV_1   0xb
 
 static volatile uint32_t *lapic;
+static uint8_t apic_on[HARTS_MAX];   /* per CPU: its APIC was turned on */
 static uint64_t armed_at[HARTS_MAX];  /* per CPU: the armed deadline, 0 when none */
 static uint64_t apic_per_tsc_q32;   /* one-shot mode: APIC counts per TSC tick, 32.32 */
 
@@ -56,9 +65,24 @@ static void calibrate_oneshot(void)
 	apic_per_tsc_q32 = (counted << 32) / span;
 }
 
-/* Map the registers and turn this APIC on, its timer masked. Boot CPU,
- * interrupts off, under the kernel page table. */
-static void lapic_setup(void)
+/* Turn this CPU's APIC on (after INIT it is software-disabled, every
+ * LVT masked), taking every priority, its timer masked in the mode the
+ * boot CPU chose. Interrupts off, the registers mapped. */
+static void lapic_enable(void)
+{
+	wr(LAPIC_SVR, SVR_ENABLE | VEC_SPURIOUS);
+	wr(LAPIC_TPR, 0);
+	wr(LAPIC_TIMER_DIV, TIMER_DIV_1);
+	if (x86_feat.tsc_deadline)
+		wr(LAPIC_LVT_TIMER, LVT_MASKED | LVT_TSC_DEADLINE | VEC_TIMER);
+	else
+		wr(LAPIC_LVT_TIMER, LVT_MASKED | VEC_TIMER);
+}
+
+/* Map the registers and measure the one-shot timer's rate (every CPU's
+ * APIC timer runs at the same rate). Boot CPU, once, interrupts off,
+ * under the kernel page table. */
+static void lapic_map(void)
 {
 	if (phys_map_base != DIRECT_MAP_BASE)
 		panic("lapic: used before the kernel page table");
@@ -67,18 +91,22 @@ static void lapic_setup(void)
 	if (kmap_mmio(pa, PAGE_SIZE, &va))
 		panic("lapic: cannot map its registers at %lx", (unsigned long)pa);
 	lapic = va;
-	wr(LAPIC_SVR, SVR_ENABLE | VEC_SPURIOUS);
-	wr(LAPIC_TPR, 0);
-	if (x86_feat.tsc_deadline)
-		wr(LAPIC_LVT_TIMER, LVT_MASKED | LVT_TSC_DEADLINE | VEC_TIMER);
-	else
+	lapic_enable();
+	apic_on[this_cpu()->index] = 1;
+	if (!x86_feat.tsc_deadline)
 		calibrate_oneshot();
 }
 
+/* The registers, this CPU's APIC turned on. Interrupts off. */
 static volatile uint32_t *regs(void)
 {
 	if (!lapic)
-		lapic_setup();
+		lapic_map();
+	uint32_t i = this_cpu()->index;
+	if (!apic_on[i]) {
+		lapic_enable();
+		apic_on[i] = 1;
+	}
 	return lapic;
 }
 
@@ -121,16 +149,59 @@ void x86_timer_irq(int on)
 		program(when);       /* ran out while masked: fires now (or at when) */
 }
 
-/* Fixed delivery, physical destination `apic_id`; waits until the APIC
- * took the previous command. */
-long x86_ipi_send(uint32_t apic_id)
+/* Send one interrupt command to physical destination apic_id, once the
+ * APIC took the previous one. Needs interrupts off: a handler that sends
+ * between the two writes would retarget this command. */
+static void icr_send(uint32_t apic_id, uint32_t lo)
 {
-	regs();
 	while (rd(LAPIC_ICR_LO) & ICR_PENDING)
 		cpu_relax();
 	wr(LAPIC_ICR_HI, apic_id << 24);
-	wr(LAPIC_ICR_LO, ICR_ASSERT | VEC_IPI);
+	wr(LAPIC_ICR_LO, lo);
+}
+
+long x86_ipi_send(uint32_t apic_id)
+{
+	unsigned long f = irq_save();
+	regs();
+	icr_send(apic_id, ICR_ASSERT | VEC_IPI);
+	irq_restore(f);
 	return 0;
+}
+
+long x86_nmi_send(uint32_t apic_id)
+{
+	unsigned long f = irq_save();
+	regs();
+	icr_send(apic_id, ICR_ASSERT | ICR_NMI);
+	irq_restore(f);
+	return 0;
+}
+
+static void delay_us(uint64_t us)
+{
+	uint64_t until = time_after_us(us);
+	while (arch_time_now() < until)
+		cpu_relax();
+}
+
+/* The MP initialisation of the SDM (vol. 3, 9.4.4): INIT (asserted, then
+ * de-asserted, as CPUs before the Pentium 4 need), 10 ms, a start-up IPI,
+ * 200 us, a second one (a CPU that took the first ignores it). */
+void x86_lapic_start_ap(uint32_t apic_id, uint32_t page)
+{
+	unsigned long f = irq_save();
+	regs();
+	icr_send(apic_id, ICR_INIT | ICR_ASSERT | ICR_LEVEL);
+	icr_send(apic_id, ICR_INIT | ICR_LEVEL);
+	irq_restore(f);
+	delay_us(10000);
+	for (int i = 0; i < 2; i++) {
+		f = irq_save();
+		icr_send(apic_id, ICR_STARTUP | (page & 0xff));
+		irq_restore(f);
+		delay_us(200);
+	}
 }
 
 void x86_lapic_tpr(uint32_t tpr)

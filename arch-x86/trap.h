@@ -54,6 +54,15 @@ void trap_dispatch(struct trap_frame *tf);
 void x86_trap_init_hart(void);
 /* Make c the per-CPU pointer of this CPU (arch_cpu_set). */
 void x86_cpu_set(void *c);
+/* For the NMI handler (remote.c), which runs on the IST stack and may
+ * have interrupted a swapgs pair (GS is the user's): this CPU's struct
+ * cpu, found from the frame's place; and GS base made the kernel's, for
+ * a report that ends in a panic. */
+struct cpu;
+struct cpu *x86_nmi_cpu(const struct trap_frame *tf);
+void x86_nmi_kernel_gs(const struct trap_frame *tf);
+/* remote.c: vector 2 (trapvec.S), from ring 0 or 3; returns. */
+void x86_nmi(struct trap_frame *tf);
 /* The kernel stack top traps from user mode land on: TSS rsp0 and the
  * syscall entry's stack. Interrupts off. */
 void x86_set_user_kstack(uint64_t top);

@@ -7,7 +7,12 @@
  *     is the thread's struct uframe at the top of its kernel stack (TSS
  *     rsp0); it does not return (uentry.S user_return goes back);
  *   - trap_dispatch(frame) for a trap from ring 0, then restores the
- *     registers and returns with iretq. */
+ *     registers and returns with iretq;
+ *   - x86_nmi(frame) for an NMI (vector 2), from either ring, on its IST
+ *     stack: it may have interrupted the kernel between a swapgs and the
+ *     iretq or syscall entry it belongs to, so GS is neither trusted nor
+ *     swapped (x86_nmi finds its CPU from the stack); it returns with
+ *     iretq to wherever it came from. */
 #include "gprs.h"
 
 	.text
@@ -27,6 +32,8 @@ trap_stubs:
 	.endr
 
 trap_common:
+	cmpq	$2, (%rsp)              /* the vector: NMI */
+	je	nmi_common
 	testb	$3, 16 + 8(%rsp)        /* the CS the CPU pushed */
 	jnz	from_user
 	SAVE_GPRS
@@ -36,6 +43,19 @@ trap_common:
 	movq	%rsp, %rdi
 	cld
 	call	trap_dispatch
+	addq	$16, %rsp
+	RESTORE_GPRS
+	addq	$16, %rsp               /* vector, error */
+	iretq
+
+nmi_common:
+	SAVE_GPRS
+	movq	%cr2, %rax
+	pushq	%rax
+	pushq	$0                      /* fs_base: not touched */
+	movq	%rsp, %rdi
+	cld
+	call	x86_nmi
 	addq	$16, %rsp
 	RESTORE_GPRS
 	addq	$16, %rsp               /* vector, error */

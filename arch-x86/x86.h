@@ -10,9 +10,12 @@
 #define X86_CR4_PGE     (1UL << 7)
 #define X86_CR4_FSGSBASE (1UL << 16)
 #define X86_CR4_PCIDE   (1UL << 17)
+#define X86_CR4_OSXSAVE (1UL << 18)
+#define X86_EFER_LMA    (1UL << 10)
 #define X86_CR3_NOFLUSH (1UL << 63)
 
 #define MSR_APIC_BASE   0x1b
+#define MSR_PAT         0x277
 #define MSR_TSC_DEADLINE 0x6e0
 #define MSR_EFER        0xc0000080
 #define MSR_STAR        0xc0000081
@@ -67,6 +70,21 @@ static inline struct cpuid cpuid(uint32_t leaf, uint32_t sub)
 	struct cpuid r;
 	__asm__ volatile("cpuid" : "=a"(r.a), "=b"(r.b), "=c"(r.c), "=d"(r.d) : "a"(leaf), "c"(sub));
 	return r;
+}
+
+static inline uint64_t read_cr0(void)
+{
+	uint64_t v;
+	__asm__ volatile("mov %%cr0, %0" : "=r"(v));
+	return v;
+}
+
+/* Extended control register `reg` (XCR0: reg 0); needs CR4.OSXSAVE. */
+static inline uint64_t xgetbv(uint32_t reg)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(reg));
+	return ((uint64_t)hi << 32) | lo;
 }
 
 static inline uint64_t read_cr2(void)

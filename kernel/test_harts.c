@@ -1,6 +1,7 @@
 /* Harts beyond the first 64 hart ids: splitting hart sets into SBI
  * windows, and a remote TLB flush that must reach a hart whose id is 64
- * or more (run when the machine has one). */
+ * or more (run when the machine has one); and a remote TLB flush that
+ * must reach a hart running with its interrupts off. */
 #include "ktest.h"
 #include "cpu.h"
 #include "frame.h"
@@ -8,6 +9,7 @@
 #include "memlayout.h"
 #include "mm_platform.h"
 #include "smp.h"
+#include "timer.h"
 #include "cortenmm/cursor.h"
 
 struct window { unsigned long mask, base; };
@@ -145,5 +147,64 @@ KTEST(30, harts_tlb_flush_high)
 			     cpus[h].hartid, (unsigned long)v, (unsigned long)second);
 	if (here != second)
 		return KFAIL("this hart reads %lx after the remap", (unsigned long)here);
+	return 0;
+}
+
+struct irqoff_probe {
+	volatile uint64_t before, after;
+	volatile int ready, go;
+};
+
+/* In the cross-call handler, so interrupts are off: read the probe page
+ * (its translation is now cached), wait for the go (20 s at most), read
+ * it again. */
+static void spin_read_probe(void *arg)
+{
+	struct irqoff_probe *p = arg;
+	p->before = *(volatile uint64_t *)PROBE_VA;
+	__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+	uint64_t until = time_after_us(20000000);
+	while (!__atomic_load_n(&p->go, __ATOMIC_ACQUIRE) && arch_time_now() < until)
+		cpu_relax();
+	p->after = *(volatile uint64_t *)PROBE_VA;
+}
+
+/* Another hart holds the probe page's translation and spins with its
+ * interrupts off while this hart remaps the page: the kernel page table's
+ * flush must reach it all the same (arch_tlb_flush_remote does not need
+ * the target's interrupts), so its second read sees the new frame. */
+KTEST(30, harts_tlb_flush_irqs_off)
+{
+	uint32_t me = this_cpu()->index;
+	if (ncpus < 2)
+		return KSKIP("one hart");
+	uint32_t h = me == 0 ? 1 : 0;
+	const uint64_t first = 0x0ff1ce0000000001ULL, second = 0x5ec0d00000000002ULL;
+	if (probe_map(first, 0))
+		return KFAIL("cannot map the probe page");
+	struct irqoff_probe p = { 0, 0, 0, 0 };
+	if (smp_call_async(h, spin_read_probe, &p)) {
+		probe_unmap();
+		return KFAIL("cannot call hart %u", cpus[h].hartid);
+	}
+	uint64_t until = time_after_us(10000000);
+	while (!__atomic_load_n(&p.ready, __ATOMIC_ACQUIRE) && arch_time_now() < until)
+		cpu_relax();
+	int ready = __atomic_load_n(&p.ready, __ATOMIC_ACQUIRE);
+	int remapped = ready && !probe_map(second, 1);
+	__atomic_store_n(&p.go, 1, __ATOMIC_RELEASE);
+	int err = smp_call_wait(h, 30000000);
+	probe_unmap();
+	if (!ready || err)
+		return KFAIL("hart %u did not run the probe (ready %d, wait %d)",
+			     cpus[h].hartid, ready, err);
+	if (!remapped)
+		return KFAIL("cannot remap the probe page");
+	if (p.before != first)
+		return KFAIL("hart %u read %lx before the change", cpus[h].hartid,
+			     (unsigned long)p.before);
+	if (p.after != second)
+		return KFAIL("hart %u, interrupts off, still reads %lx after the remote flush, want %lx",
+			     cpus[h].hartid, (unsigned long)p.after, (unsigned long)second);
 	return 0;
 }
