@@ -10,6 +10,7 @@
  * XCR0, and jumps to the data block's entry with rdi = its argument.
  * Never executed where it is linked: every address below is the copy's. */
 #include "ap_boot.h"
+#include "boot_segs.h"
 
 #define REL(x) ((x) - x86_ap_tramp_start)
 #define ABS(x) (REL(x) + X86_AP_TRAMP_PA)
@@ -66,13 +67,7 @@ ap_pm32:
 
 	.code64
 ap_lm64:
-	movl	$0x10, %eax
-	movl	%eax, %ds
-	movl	%eax, %es
-	movl	%eax, %ss
-	xorl	%eax, %eax
-	movl	%eax, %fs
-	movl	%eax, %gs
+	boot_data_segments
 	/* All of CR4 (the boot PML4's PCID is 0, as PCIDE needs). */
 	movq	APD_CR4(%rsi), %rax
 	movq	%rax, %cr4

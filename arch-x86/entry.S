@@ -9,6 +9,7 @@
  *   - physical 0..1 GiB at KERNEL_VBASE (the image at its link address).
  * Then PAE, EFER.LME/NXE/SCE, CR0.PG, a far jump into 64-bit code and a
  * jump to the link address: x86_boot (boot.c) on the boot stack. */
+#include "boot_segs.h"
 #define PTE_P_RW     0x3
 #define PTE_P_RW_PS  0x83
 #define CPUID_EXT_NX      (1 << 20)
@@ -113,13 +114,7 @@ halt32:
 
 	.code64
 entry64_low:
-	movl	$0x10, %eax
-	movl	%eax, %ds
-	movl	%eax, %es
-	movl	%eax, %ss
-	xorl	%eax, %eax
-	movl	%eax, %fs
-	movl	%eax, %gs
+	boot_data_segments
 	movabsq	$entry64_high, %rax
 	jmp	*%rax
 

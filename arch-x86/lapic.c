@@ -160,23 +160,18 @@ static void icr_send(uint32_t apic_id, uint32_t lo)
 	wr(LAPIC_ICR_LO, lo);
 }
 
-long x86_ipi_send(uint32_t apic_id)
+/* icr_send from any context (interrupts off around it). 0. */
+static long icr_send_irqsafe(uint32_t apic_id, uint32_t lo)
 {
 	unsigned long f = irq_save();
 	regs();
-	icr_send(apic_id, ICR_ASSERT | VEC_IPI);
+	icr_send(apic_id, lo);
 	irq_restore(f);
 	return 0;
 }
 
-long x86_nmi_send(uint32_t apic_id)
-{
-	unsigned long f = irq_save();
-	regs();
-	icr_send(apic_id, ICR_ASSERT | ICR_NMI);
-	irq_restore(f);
-	return 0;
-}
+long x86_ipi_send(uint32_t apic_id) { return icr_send_irqsafe(apic_id, ICR_ASSERT | VEC_IPI); }
+long x86_nmi_send(uint32_t apic_id) { return icr_send_irqsafe(apic_id, ICR_ASSERT | ICR_NMI); }
 
 static void delay_us(uint64_t us)
 {
