@@ -193,6 +193,8 @@ static inline void arch_user_counters_on(void) { csr_write(scounteren, 7); }
 
 #define ARCH_ELF_MACHINE 243     /* EM_RISCV */
 
+#define ARCH_IPC_FAST_IN_ENTRY 1  /* uentry.S user_vector */
+
 static inline long arch_firmware_init(void) { return sbi_init(); }
 
 static inline long arch_console_write(const char *buf, size_t len)

@@ -280,6 +280,8 @@ static inline void arch_user_counters_on(void)
 
 #define ARCH_ELF_MACHINE 62      /* EM_X86_64 */
 
+#define ARCH_IPC_FAST_IN_ENTRY 0  /* utrap_syscall calls ipc_fast_syscall */
+
 /* No firmware to probe: the console is the 16550 boot.c set up. */
 static inline long arch_firmware_init(void) { return 0; }
 

@@ -214,6 +214,12 @@ static inline int arch_console_getc(void);
 /* ARCH_ELF_MACHINE: the ELF e_machine of this ISA's user programs (the
  * loader refuses any other). */
 
+/* ARCH_IPC_FAST_IN_ENTRY (0 or 1): 1 when the arch's system-call entry
+ * calls the IPC fast path itself (ipc_fast_call / ipc_fast_reply_recv,
+ * with its own hand-over: RISC-V's uentry.S); 0 when the generic
+ * system-call entry calls it (ipc_fast_syscall) before the general
+ * dispatch. */
+
 enum arch_hart_state {
 	ARCH_HART_STARTED,
 	ARCH_HART_STOPPED,

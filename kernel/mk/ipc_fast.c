@@ -1,9 +1,11 @@
 /* IPC fast path: SYS_CALL to a waiting receiver and SYS_REPLY_RECV to a
  * waiting caller, the two halves of a client/server round trip, on one
- * hart. user_vector calls it for every ecall before the general dispatch;
- * it either completes the call and tells user_vector to hand the hart to
- * the partner, or returns having changed nothing, and the slow path
- * (ipc.c) does the whole call.
+ * hart. RISC-V's user_vector calls it for every ecall before the general
+ * dispatch; it either completes the call and tells user_vector to hand
+ * the hart to the partner, or returns having changed nothing, and the
+ * slow path (ipc.c) does the whole call. An ISA whose entry does not call
+ * it (ARCH_IPC_FAST_IN_ENTRY 0: x86-64) gets it from the generic
+ * system-call entry instead (ipc_fast_syscall, at the end).
  *
  * It takes the call only when the slow path would do exactly the same
  * thing with nothing more to check:
@@ -34,8 +36,8 @@
 #include "mk.h"
 
 /* user_vector (arch-riscv/uentry.S) reads these thread fields itself;
- * the x86-64 entry does not enter the fast path (its struct kctx, and so
- * these offsets, differ). */
+ * elsewhere the hand-over is C (ipc_fast_syscall) and the offsets (which
+ * differ with struct kctx) are nobody's business. */
 #ifdef __riscv
 _Static_assert(offsetof(struct thread, uf) == 184, "THREAD_UF in uentry.S");
 _Static_assert(offsetof(struct thread, on_cpu) == 120, "THREAD_ON_CPU in uentry.S");
@@ -179,3 +181,32 @@ struct ipc_handoff ipc_fast_reply_recv(uint64_t slot, uint64_t a1, uint64_t a2, 
 	(void)a1, (void)a2, (void)a3, (void)a4;
 	return fastpath(0, slot, extra, uf);
 }
+
+#if !ARCH_IPC_FAST_IN_ENTRY
+/* The generic entry's fast path (mk.h). What user_vector's hand-over
+ * does after a taken call, in C: the words (arguments 1..4) into the
+ * partner's frame, its result 0, its cap-transfer word 0, and its badge
+ * 0 after a reply (fast_call wrote it after a call); then the partner
+ * back to user through sched_handoff_done on the free stack below its
+ * frame. */
+void ipc_fast_syscall(struct uframe *uf)
+{
+	const struct trap_frame *tf = &uf->tf;
+	uint64_t nr = uf_get(tf, UREG_SYSNO);
+	if (nr != SYS_CALL && nr != SYS_REPLY_RECV)
+		return;
+	int call = nr == SYS_CALL;
+	struct ipc_handoff h = call ? fastpath(1, uf_arg(tf, 0), uf_arg(tf, 5), uf)
+				    : fastpath(0, uf_arg(tf, 0), uf_arg(tf, 5), uf);
+	if (!h.next)
+		return;
+	struct trap_frame *to = &h.next->uf->tf;
+	for (unsigned i = 1; i <= 4; i++)
+		uf_set_arg(to, i, uf_arg(tf, i));
+	uf_set_arg(to, 6, 0);
+	if (!call)
+		uf_set_arg(to, 5, 0);
+	uf_set(to, UREG_RET, 0);     /* last: it may be argument 0's register */
+	sched_resume_on(h.prev, h.next, h.next->uf);
+}
+#endif

@@ -635,6 +635,11 @@ struct ipc_handoff ipc_fast_call(uint64_t slot, uint64_t a1, uint64_t a2, uint64
 				 uint64_t extra, struct uframe *uf);
 struct ipc_handoff ipc_fast_reply_recv(uint64_t slot, uint64_t a1, uint64_t a2, uint64_t a3,
 				       uint64_t a4, uint64_t extra, struct uframe *uf);
+/* The same fast path where the arch's entry does not take it
+ * (ARCH_IPC_FAST_IN_ENTRY 0): from utrap_syscall, irqs off, uf the
+ * current thread's system call. Returns only when it did not take the
+ * call (nothing changed); else it hands the hart to the partner. */
+void ipc_fast_syscall(struct uframe *uf);
 /* Whether th's kernel continuation, while it is blocked in IPC, is just
  * the return to user with its saved registers (an IPC system call, not a
  * page-fault call and not a kernel thread): then it can be resumed by

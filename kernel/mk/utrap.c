@@ -53,6 +53,9 @@ void utrap_interrupt(struct uframe *uf, enum trap_irq irq)
 
 void utrap_syscall(struct uframe *uf)
 {
+#if !ARCH_IPC_FAST_IN_ENTRY
+	ipc_fast_syscall(uf);    /* returns only when it did not take the call */
+#endif
 	irq_enable();
 	syscall_dispatch(uf);
 }
