@@ -173,29 +173,17 @@ static long icr_send_irqsafe(uint32_t apic_id, uint32_t lo)
 long x86_ipi_send(uint32_t apic_id) { return icr_send_irqsafe(apic_id, ICR_ASSERT | VEC_IPI); }
 long x86_nmi_send(uint32_t apic_id) { return icr_send_irqsafe(apic_id, ICR_ASSERT | ICR_NMI); }
 
-static void delay_us(uint64_t us)
-{
-	uint64_t until = time_after_us(us);
-	while (arch_time_now() < until)
-		cpu_relax();
-}
-
 /* The MP initialisation of the SDM (vol. 3, 9.4.4): INIT (asserted, then
  * de-asserted, as CPUs before the Pentium 4 need), 10 ms, a start-up IPI,
  * 200 us, a second one (a CPU that took the first ignores it). */
 void x86_lapic_start_ap(uint32_t apic_id, uint32_t page)
 {
-	unsigned long f = irq_save();
-	regs();
-	icr_send(apic_id, ICR_INIT | ICR_ASSERT | ICR_LEVEL);
-	icr_send(apic_id, ICR_INIT | ICR_LEVEL);
-	irq_restore(f);
-	delay_us(10000);
+	icr_send_irqsafe(apic_id, ICR_INIT | ICR_ASSERT | ICR_LEVEL);
+	icr_send_irqsafe(apic_id, ICR_INIT | ICR_LEVEL);
+	udelay(10000);
 	for (int i = 0; i < 2; i++) {
-		f = irq_save();
-		icr_send(apic_id, ICR_STARTUP | (page & 0xff));
-		irq_restore(f);
-		delay_us(200);
+		icr_send_irqsafe(apic_id, ICR_STARTUP | (page & 0xff));
+		udelay(200);
 	}
 }
 

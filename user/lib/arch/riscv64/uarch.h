@@ -82,6 +82,12 @@ static inline void uarch_code_return(volatile uint8_t *code, uint32_t v)
 	w[1] = 0x00008067u;                  /* jalr zero, 0(ra) */
 }
 
+/* Machine code of a thread that loops on itself for ever: j . */
+static inline void uarch_code_spin(volatile uint8_t *code)
+{
+	*(volatile uint32_t *)code = 0x0000006fu;   /* jal zero, 0 */
+}
+
 /* Machine code of a thread's whole life written at code: system call
  * `sysno` with first argument v (both 0 <= x < 2048), then a loop on
  * itself should the call return: li a0, v; li a7, sysno; ecall; j . */
@@ -91,13 +97,7 @@ static inline void uarch_code_syscall1(volatile uint8_t *code, uint32_t sysno, u
 	w[0] = 0x00000513u | (v << 20);      /* addi a0, zero, v */
 	w[1] = 0x00000893u | (sysno << 20);  /* addi a7, zero, sysno */
 	w[2] = 0x00000073u;                  /* ecall */
-	w[3] = 0x0000006fu;                  /* jal zero, 0 */
-}
-
-/* Machine code of a thread that loops on itself for ever: j . */
-static inline void uarch_code_spin(volatile uint8_t *code)
-{
-	*(volatile uint32_t *)code = 0x0000006fu;   /* jal zero, 0 */
+	uarch_code_spin(code + 12);
 }
 
 /* Machine code of a thread that stores a zero word at the address its
@@ -106,7 +106,7 @@ static inline void uarch_code_store_arg(volatile uint8_t *code)
 {
 	volatile uint32_t *w = (volatile uint32_t *)code;
 	w[0] = 0x00052023u;                  /* sw zero, 0(a0) */
-	w[1] = 0x0000006fu;                  /* jal zero, 0 */
+	uarch_code_spin(code + 4);
 }
 
 #endif

@@ -99,6 +99,12 @@ static inline void uarch_code_return(volatile uint8_t *code, uint32_t v)
 	code[5] = 0xc3;
 }
 
+/* Machine code of a thread that loops on itself for ever: jmp . */
+static inline void uarch_code_spin(volatile uint8_t *code)
+{
+	code[0] = 0xeb, code[1] = 0xfe;
+}
+
 /* Machine code of a thread's whole life written at code: system call
  * `sysno` with first argument v, then a loop on itself should the call
  * return: mov $sysno, %eax; mov $v, %edi; syscall; jmp . */
@@ -111,22 +117,17 @@ static inline void uarch_code_syscall1(volatile uint8_t *code, uint32_t sysno, u
 		code[6 + i] = (uint8_t)(v >> (8 * i));
 	}
 	code[10] = 0x0f, code[11] = 0x05;    /* syscall */
-	code[12] = 0xeb, code[13] = 0xfe;    /* jmp . */
-}
-
-/* Machine code of a thread that loops on itself for ever: jmp . */
-static inline void uarch_code_spin(volatile uint8_t *code)
-{
-	code[0] = 0xeb, code[1] = 0xfe;
+	uarch_code_spin(code + 12);
 }
 
 /* Machine code of a thread that stores a zero word at the address its
  * first argument names, then loops on itself: movl $0, (%rdi); jmp . */
 static inline void uarch_code_store_arg(volatile uint8_t *code)
 {
-	const uint8_t ins[] = { 0xc7, 0x07, 0, 0, 0, 0, 0xeb, 0xfe };
-	for (unsigned i = 0; i < sizeof ins; i++)
-		code[i] = ins[i];
+	const uint8_t movl[] = { 0xc7, 0x07, 0, 0, 0, 0 };
+	for (unsigned i = 0; i < sizeof movl; i++)
+		code[i] = movl[i];
+	uarch_code_spin(code + sizeof movl);
 }
 
 #endif
